@@ -1,0 +1,168 @@
+import { randomUUID } from 'node:crypto';
+import swagger from '@fastify/swagger';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { Redis } from 'ioredis';
+import type { DestinationStream } from 'pino';
+import type { Config } from './config/config.js';
+import { defaults } from './config/defaults.js';
+import { LatchkeyError } from './errors/index.js';
+import type { AppContext } from './http/context.js';
+import { registerJsonParser } from './http/json-body.js';
+import { errorHandler, sendProblem } from './http/problem.js';
+import { operationsRoutes } from './http/routes/operations.js';
+import { signUpRoutes } from './http/routes/sign-up.js';
+import { Problem } from './http/schemas.js';
+import { createMetrics } from './modules/observability/metrics.js';
+import { RateLimitService } from './modules/rate-limit/index.js';
+import { createPasswordHasher, isValidEmail } from './modules/users/index.js';
+import { type Database, migrateToLatest, openDatabase } from './storage/index.js';
+
+export interface BuildOptions {
+  /** Where logs go (tests capture them); stdout by default. */
+  logStream?: DestinationStream;
+  /** Run migrations on start (the default for SQLite). */
+  migrate?: boolean;
+  /** Prefix for rate-limit keys in Redis, so that test runs never share counters. */
+  rateLimitPrefix?: string;
+  /** An already-open database (tests); closed with the app. */
+  database?: Database;
+}
+
+export interface App {
+  app: FastifyInstance;
+  ctx: AppContext;
+  close(): Promise<void>;
+}
+
+/** Paths whose content must never reach a log line. */
+const REDACT = [
+  'req.headers.authorization',
+  'req.headers.cookie',
+  'res.headers["set-cookie"]',
+  '*.password',
+  '*.token',
+  '*.refresh_token',
+  '*.access_token',
+];
+
+function connectRedis(url: string, onError: (error: Error) => void): Redis {
+  const redis = new Redis(url, {
+    // Fail fast while disconnected, so rate limits fall back to memory at once.
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 1,
+    connectTimeout: defaults.redisConnectTimeoutMs,
+    retryStrategy: (times) => Math.min(times * 200, 2000),
+  });
+  redis.on('error', onError);
+  return redis;
+}
+
+/** The composition root: opens storage, builds services, registers routes. */
+export async function buildApp(config: Config, options: BuildOptions = {}): Promise<App> {
+  const app = Fastify({
+    logger: {
+      level: config.logLevel,
+      redact: { paths: REDACT, censor: '[redacted]' },
+      ...(options.logStream ? { stream: options.logStream } : {}),
+    },
+    bodyLimit: config.bodyLimit,
+    // Fastify accepts a hop count too; its types only list the other forms.
+    trustProxy: config.trustProxy as boolean | string | string[],
+    genReqId: () => randomUUID(),
+    onProtoPoisoning: 'error',
+    onConstructorPoisoning: 'error',
+    return503OnClosing: true,
+    ajv: {
+      customOptions: {
+        coerceTypes: false,
+        removeAdditional: false,
+        useDefaults: false,
+        allErrors: true,
+      },
+      // Runs after ajv-formats is added, so our e-mail rule (trimmed, internationalised) wins.
+      onCreate: (ajv: { addFormat(name: string, check: (value: string) => boolean): unknown }) => {
+        ajv.addFormat('email', (value) => isValidEmail(value.trim()));
+      },
+    },
+  });
+  const database = options.database ?? openDatabase(config.databaseUrl);
+  if (options.migrate ?? database.dialect === 'sqlite') await migrateToLatest(database.db as never);
+
+  let redisWarned = false;
+  const redis = config.redisUrl
+    ? connectRedis(config.redisUrl, (error) => {
+        if (!redisWarned) app.log.warn({ err: error }, 'Redis unreachable');
+        redisWarned = true;
+      })
+    : undefined;
+  redis?.on('ready', () => {
+    if (redisWarned) app.log.info('Redis reachable again');
+    redisWarned = false;
+  });
+
+  const metrics = createMetrics();
+  const ctx: AppContext = {
+    config,
+    database,
+    redis,
+    metrics,
+    hasher: createPasswordHasher(config.argon2),
+    limiter: new RateLimitService({
+      redis,
+      keyPrefix: options.rateLimitPrefix ?? 'lk:rl',
+      onStoreError: (error) => app.log.warn({ err: error }, 'rate limits counted in this process'),
+    }),
+  };
+
+  app.decorateRequest('auth', undefined);
+  app.setErrorHandler(errorHandler);
+  app.setNotFoundHandler((request, reply) =>
+    sendProblem(
+      reply,
+      new LatchkeyError('not_found', `No route for ${request.method} ${request.url.split('?')[0]}`),
+    ),
+  );
+  app.removeContentTypeParser('text/plain');
+  registerJsonParser(app);
+  app.addHook('onResponse', async (request, reply) => {
+    const route = request.routeOptions.url ?? 'unmatched';
+    metrics.requests.inc({ method: request.method, route, status: reply.statusCode });
+    metrics.duration.observe({ method: request.method, route }, reply.elapsedTime / 1000);
+  });
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Latchkey',
+        version: '0.1.0',
+        description: 'Multi-tenant authentication service. Errors are RFC 9457 problem documents.',
+      },
+      servers: [{ url: config.publicUrl }],
+      components: {
+        securitySchemes: {
+          secretKey: {
+            type: 'http',
+            scheme: 'bearer',
+            description: 'A secret key, sk_test_… or sk_prod_…',
+          },
+        },
+      },
+    },
+  });
+  app.addSchema(Problem);
+
+  operationsRoutes(app, ctx);
+  signUpRoutes(app, ctx);
+  await app.ready();
+
+  return {
+    app,
+    ctx,
+    async close() {
+      await app.close();
+      redis?.disconnect();
+      await database.close();
+    },
+  };
+}

@@ -1,0 +1,92 @@
+import { type Config, ConfigError, loadConfig } from '../config/config.js';
+import { LatchkeyError } from '../errors/index.js';
+import { migrateToLatest, openDatabase } from '../storage/index.js';
+import { UsageError } from './args.js';
+import { keysCommand } from './keys.js';
+import type { Output } from './output.js';
+import { serveCommand } from './serve.js';
+import { tenantCommand } from './tenant.js';
+
+const USAGE = `latchkey: self-hostable multi-tenant authentication
+
+usage:
+  latchkey serve [--demo]
+  latchkey migrate
+  latchkey tenant create --name NAME [--plan free|pro|enterprise] [--rps N --rpm N]
+                         [--env development|production] [--origin URL]... [--json]
+  latchkey tenant list|show ID|update ID [--plan P] [--rps N] [--rpm N] [--origin URL]...
+                         [--require-verification true|false] [--token-ttl SECONDS] [--json]
+  latchkey keys create --tenant ID [--kind secret|publishable] [--scope S]... [--name N] [--json]
+  latchkey keys list --tenant ID [--json]
+  latchkey keys revoke --tenant ID KEY_ID [--json]
+
+Configuration comes from the environment: PORT, PUBLIC_URL, DATABASE_URL, REDIS_URL,
+LATCHKEY_SECRET, SMTP_URL, TRUST_PROXY, LATCHKEY_PROVIDER_ENDPOINTS.`;
+
+async function withDatabase(
+  config: Config,
+  run: (db: ReturnType<typeof openDatabase>) => Promise<void>,
+) {
+  const database = openDatabase(config.databaseUrl, { poolSize: 2 });
+  try {
+    // Every command works on an up-to-date schema; SQLite is migrated in place like `serve` does.
+    if (database.dialect === 'sqlite') await migrateToLatest(database.db as never);
+    await run(database);
+  } finally {
+    await database.close();
+  }
+}
+
+/** Runs one CLI invocation; returns the process exit code. */
+export async function runCli(
+  argv: string[],
+  env: NodeJS.ProcessEnv,
+  output: Output,
+): Promise<number> {
+  const [command, ...args] = argv;
+  try {
+    if (!command || command === 'help' || command === '--help' || command === '-h') {
+      output.out(USAGE);
+      return command ? 0 : 2;
+    }
+    const config = loadConfig(env, { warn: (m) => output.err(`warning: ${m}`) });
+    switch (command) {
+      case 'serve':
+        await serveCommand(config, args, output);
+        return 0;
+      case 'migrate':
+        await withDatabase(config, async (database) => {
+          const result = await migrateToLatest(database.db as never);
+          const applied = result.results?.map((r) => r.migrationName) ?? [];
+          output.out(
+            applied.length ? `applied: ${applied.join(', ')}` : 'the database is up to date',
+          );
+        });
+        return 0;
+      case 'tenant':
+        await withDatabase(config, (database) => tenantCommand(database, args, output));
+        return 0;
+      case 'keys':
+        await withDatabase(config, (database) => keysCommand(database, args, output));
+        return 0;
+      default:
+        throw new UsageError(`unknown command "${command}"\n\n${USAGE}`);
+    }
+  } catch (error) {
+    if (error instanceof UsageError) {
+      output.err(`error: ${error.message}`);
+      return 2;
+    }
+    if (error instanceof LatchkeyError) {
+      output.err(`error: ${error.message}`);
+      for (const e of error.errors ?? []) output.err(`  ${e.path}: ${e.message} (${e.code})`);
+      return 1;
+    }
+    if (error instanceof ConfigError) {
+      output.err(`configuration error: ${error.message}`);
+      return 1;
+    }
+    output.err(`error: ${(error as Error).message}`);
+    return 1;
+  }
+}

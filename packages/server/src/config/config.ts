@@ -1,0 +1,134 @@
+import { randomBytes } from 'node:crypto';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { defaults } from './defaults.js';
+
+export type TrustProxy = boolean | number | string[];
+
+export interface Config {
+  readonly port: number;
+  readonly host: string;
+  readonly publicUrl: string;
+  readonly databaseUrl: string;
+  readonly redisUrl: string | undefined;
+  /** Master secret; keys derived from it encrypt signing keys and provider secrets. */
+  readonly secret: string;
+  readonly smtpUrl: string | undefined;
+  readonly trustProxy: TrustProxy;
+  readonly providerEndpoints: Readonly<Record<string, Readonly<Record<string, string>>>>;
+  readonly logLevel: string;
+  readonly bodyLimit: number;
+  readonly argon2: { memoryCost: number; timeCost: number; parallelism: number };
+}
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+export interface LoadOptions {
+  /** Called with each warning about an unsafe or generated setting. */
+  warn?: (message: string) => void;
+}
+
+function parsePort(value: string | undefined): number {
+  if (value === undefined || value === '') return defaults.port;
+  const port = Number(value);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    throw new ConfigError(`PORT must be an integer between 0 and 65535, got "${value}"`);
+  }
+  return port;
+}
+
+function parseTrustProxy(value: string | undefined): TrustProxy {
+  if (value === undefined || value === '' || value === 'false') return false;
+  if (value === 'true') return true;
+  if (/^\d+$/.test(value)) return Number(value);
+  return value
+    .split(',')
+    .map((part) => part.trim())
+    .filter(Boolean);
+}
+
+function parseProviderEndpoints(value: string | undefined): Config['providerEndpoints'] {
+  if (!value) return {};
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(value);
+  } catch {
+    throw new ConfigError('LATCHKEY_PROVIDER_ENDPOINTS must be a JSON object');
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    throw new ConfigError('LATCHKEY_PROVIDER_ENDPOINTS must be a JSON object');
+  }
+  const out: Record<string, Record<string, string>> = {};
+  for (const [provider, endpoints] of Object.entries(parsed)) {
+    if (typeof endpoints !== 'object' || endpoints === null) {
+      throw new ConfigError(`LATCHKEY_PROVIDER_ENDPOINTS.${provider} must be an object`);
+    }
+    out[provider] = Object.freeze({ ...(endpoints as Record<string, string>) });
+  }
+  return Object.freeze(out);
+}
+
+function dataDirOf(databaseUrl: string): string {
+  if (databaseUrl.startsWith('sqlite:')) {
+    const path = databaseUrl.slice('sqlite:'.length);
+    if (path && path !== ':memory:') return dirname(resolve(path));
+  }
+  return resolve(defaults.dataDir);
+}
+
+/** LATCHKEY_SECRET, or one generated into the data folder on first run (with a warning). */
+function loadSecret(value: string | undefined, dataDir: string, warn: (m: string) => void): string {
+  if (value) {
+    if (value.length < 32) throw new ConfigError('LATCHKEY_SECRET must be at least 32 characters');
+    return value;
+  }
+  const file = join(dataDir, 'latchkey-secret');
+  if (existsSync(file)) {
+    warn(`LATCHKEY_SECRET is not set; using the secret stored in ${file}. Set it in production.`);
+    return readFileSync(file, 'utf8').trim();
+  }
+  mkdirSync(dataDir, { recursive: true });
+  const secret = randomBytes(32).toString('base64url');
+  writeFileSync(file, `${secret}\n`, { mode: 0o600 });
+  chmodSync(file, 0o600);
+  warn(
+    `LATCHKEY_SECRET is not set; generated one into ${file}. Keep that file (it encrypts signing keys), or set LATCHKEY_SECRET in production.`,
+  );
+  return secret;
+}
+
+/** Reads the environment once, validates it, and returns a frozen configuration. */
+export function loadConfig(env: NodeJS.ProcessEnv, options: LoadOptions = {}): Config {
+  const warn = options.warn ?? ((message: string) => console.warn(`warning: ${message}`));
+  const port = parsePort(env.PORT);
+  const publicUrl = (env.PUBLIC_URL || `http://localhost:${port}`).replace(/\/+$/, '');
+  try {
+    new URL(publicUrl);
+  } catch {
+    throw new ConfigError(`PUBLIC_URL must be an absolute URL, got "${publicUrl}"`);
+  }
+  const databaseUrl = env.DATABASE_URL || defaults.databaseUrl;
+  if (!/^(sqlite:|postgres(ql)?:\/\/)/.test(databaseUrl)) {
+    throw new ConfigError('DATABASE_URL must start with sqlite: or postgres://');
+  }
+  const redisUrl = env.REDIS_URL || undefined;
+  if (redisUrl && !/^rediss?:\/\//.test(redisUrl)) {
+    throw new ConfigError('REDIS_URL must start with redis:// or rediss://');
+  }
+  return Object.freeze({
+    port,
+    host: env.HOST || defaults.host,
+    publicUrl,
+    databaseUrl,
+    redisUrl,
+    secret: loadSecret(env.LATCHKEY_SECRET, dataDirOf(databaseUrl), warn),
+    smtpUrl: env.SMTP_URL || undefined,
+    trustProxy: parseTrustProxy(env.TRUST_PROXY),
+    providerEndpoints: parseProviderEndpoints(env.LATCHKEY_PROVIDER_ENDPOINTS),
+    logLevel: env.LOG_LEVEL || 'info',
+    bodyLimit: defaults.bodyLimit,
+    argon2: { ...defaults.argon2 },
+  });
+}

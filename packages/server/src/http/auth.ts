@@ -1,0 +1,103 @@
+import type { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
+import { defaults } from '../config/defaults.js';
+import { LatchkeyError } from '../errors/index.js';
+import { type KeyContext, resolveKey, type Scope } from '../modules/keys/index.js';
+import { planWindows } from '../modules/rate-limit/index.js';
+import type { AppContext } from './context.js';
+import { sendProblem } from './problem.js';
+
+/** RFC 6750 section 2.1: `Authorization: Bearer <token>`, scheme case-insensitive. */
+function bearer(request: FastifyRequest): string | undefined {
+  const header = request.headers.authorization;
+  if (!header) return undefined;
+  const match = /^Bearer +(\S+) *$/i.exec(header);
+  return match?.[1];
+}
+
+/**
+ * A failed key costs the client address one unit; past the limit a client gets 429, so a
+ * stolen-key guessing loop stops early. The address honours TRUST_PROXY.
+ */
+async function refuseKey(
+  ctx: AppContext,
+  request: FastifyRequest,
+  error: LatchkeyError,
+): Promise<never> {
+  const decision = await ctx.limiter.consume(`ip:${request.ip}`, [
+    { name: 'auth-failures', quota: defaults.unauthenticatedPerMinute, seconds: 60 },
+  ]);
+  if (!decision.allowed) {
+    ctx.metrics.rateLimited.inc({ scope: 'address' });
+    throw new LatchkeyError('rate_limited', 'Too many requests with a missing or wrong key', {
+      headers: { 'retry-after': String(decision.retryAfter) },
+    });
+  }
+  throw error;
+}
+
+/** Step "authenticate key": a live secret key holding `scope`. */
+export function requireSecretKey(ctx: AppContext, scope: Scope): onRequestHookHandler {
+  return async (request: FastifyRequest) => {
+    const presented = bearer(request);
+    if (!presented) {
+      await refuseKey(
+        ctx,
+        request,
+        new LatchkeyError('unauthorized', 'Send a secret key as Authorization: Bearer sk_…', {
+          headers: { 'www-authenticate': 'Bearer realm="latchkey"' },
+        }),
+      );
+    }
+    const found = await resolveKey(ctx.database.db, presented as string);
+    if (!found) {
+      await refuseKey(
+        ctx,
+        request,
+        new LatchkeyError('unauthorized', 'The key is not valid or has been revoked', {
+          headers: { 'www-authenticate': 'Bearer realm="latchkey", error="invalid_token"' },
+        }),
+      );
+    }
+    const auth = found as NonNullable<typeof found>;
+    if (auth.key.kind !== 'secret') {
+      throw new LatchkeyError(
+        'forbidden',
+        'This endpoint needs a secret key (sk_…); publishable keys are for browsers',
+      );
+    }
+    if (!auth.key.scopes.includes(scope)) {
+      throw new LatchkeyError('forbidden', `This key lacks the ${scope} scope`);
+    }
+    request.auth = auth;
+  };
+}
+
+/** Step "rate-limit": the tenant's plan, counted across all its keys and instances. */
+export function rateLimitTenant(ctx: AppContext): onRequestHookHandler {
+  return async (request: FastifyRequest, reply: FastifyReply) => {
+    const tenant = request.auth?.tenant;
+    if (!tenant) return;
+    const decision = await ctx.limiter.consume(`tenant:${tenant.id}`, planWindows(tenant.limits));
+    reply.header('ratelimit-policy', decision.policyHeader);
+    reply.header('ratelimit', decision.stateHeader);
+    if (!decision.allowed) {
+      ctx.metrics.rateLimited.inc({ scope: 'tenant' });
+      return sendProblem(
+        reply,
+        new LatchkeyError(
+          'rate_limited',
+          `The ${tenant.plan} plan's request rate is exceeded; retry after ${decision.retryAfter} s`,
+          {
+            headers: { 'retry-after': String(decision.retryAfter) },
+          },
+        ),
+      );
+    }
+  };
+}
+
+/** The key and tenant that the authentication step put on the request. */
+export function authOf(request: FastifyRequest): KeyContext {
+  if (!request.auth) throw new LatchkeyError('unauthorized', 'This route needs a key');
+  return request.auth;
+}

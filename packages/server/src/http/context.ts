@@ -1,0 +1,24 @@
+import type { Redis } from 'ioredis';
+import type { Config } from '../config/config.js';
+import type { KeyContext } from '../modules/keys/index.js';
+import type { Metrics } from '../modules/observability/metrics.js';
+import type { RateLimitService } from '../modules/rate-limit/index.js';
+import type { PasswordHasher } from '../modules/users/index.js';
+import type { Database } from '../storage/index.js';
+
+/** Everything a route needs, built once by app.ts. */
+export interface AppContext {
+  config: Config;
+  database: Database;
+  hasher: PasswordHasher;
+  limiter: RateLimitService;
+  metrics: Metrics;
+  redis: Redis | undefined;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Set by the key-authentication step of a protected route. */
+    auth: KeyContext | undefined;
+  }
+}

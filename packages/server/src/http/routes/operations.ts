@@ -1,0 +1,62 @@
+import type { FastifyInstance } from 'fastify';
+import { Type } from 'typebox';
+import type { AppContext } from '../context.js';
+
+const Health = Type.Object({ status: Type.String() });
+const Readiness = Type.Object({
+  status: Type.String(),
+  checks: Type.Object({ database: Type.String(), redis: Type.String() }),
+});
+
+export function operationsRoutes(app: FastifyInstance, ctx: AppContext) {
+  app.get(
+    '/healthz',
+    { schema: { summary: 'The process is up', tags: ['operations'], response: { 200: Health } } },
+    async () => ({ status: 'ok' }),
+  );
+
+  app.get(
+    '/readyz',
+    {
+      schema: {
+        summary: 'The database (and Redis, when configured) answer',
+        tags: ['operations'],
+        response: { 200: Readiness, 503: Readiness },
+      },
+    },
+    async (_request, reply) => {
+      const [database, redis] = await Promise.all([
+        ctx.database.ping().then(
+          () => 'ok',
+          () => 'unreachable',
+        ),
+        ctx.redis
+          ? ctx.redis.ping().then(
+              () => 'ok',
+              () => 'unreachable',
+            )
+          : Promise.resolve('not configured'),
+      ]);
+      const ready = database === 'ok' && redis !== 'unreachable';
+      return reply
+        .code(ready ? 200 : 503)
+        .header('cache-control', 'no-store')
+        .send({ status: ready ? 'ready' : 'not ready', checks: { database, redis } });
+    },
+  );
+
+  app.get(
+    '/metrics',
+    { schema: { summary: 'Prometheus metrics', tags: ['operations'], hide: false } },
+    async (_request, reply) => {
+      const body = await ctx.metrics.registry.metrics();
+      return reply.header('content-type', ctx.metrics.registry.contentType).send(body);
+    },
+  );
+
+  app.get(
+    '/v1/openapi.json',
+    { schema: { summary: 'This OpenAPI document', tags: ['operations'] } },
+    async () => app.swagger(),
+  );
+}

@@ -1,0 +1,141 @@
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import type { Environment } from '../../config/defaults.js';
+import { LatchkeyError, validationFailed } from '../../errors/index.js';
+import type { ApiKeyRow, Schema } from '../../storage/index.js';
+import { getTenant, type Tenant, toTenant } from '../tenants/index.js';
+import { findLiveKeyByHash, insertKey, listKeyRows, revokeKeyRow } from './keys.repository.js';
+
+export const SCOPES = ['users:read', 'users:write', 'sessions:write', 'tokens:introspect'] as const;
+export type Scope = (typeof SCOPES)[number];
+export type KeyKind = 'secret' | 'publishable';
+
+export interface ApiKey {
+  id: string;
+  tenantId: string;
+  kind: KeyKind;
+  /** How the key is listed: prefix and last four characters, never the whole secret. */
+  display: string;
+  /** The whole key, for publishable keys only (they are public). */
+  publishableKey: string | null;
+  scopes: Scope[];
+  name: string | null;
+  createdAt: string;
+  revokedAt: string | null;
+}
+
+const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+/** 43 base62 characters carry 256 bits; the contract asks for at least 192. */
+const RANDOM_LENGTH = 43;
+
+/** Unbiased base62: bytes of 248 and above (62 * 4) are dropped, not folded. */
+function randomBase62(length: number): string {
+  let out = '';
+  while (out.length < length) {
+    for (const byte of randomBytes(length * 2)) {
+      if (byte < 248) out += ALPHABET[byte % 62];
+      if (out.length === length) break;
+    }
+  }
+  return out;
+}
+
+export function keyPrefix(kind: KeyKind, environment: Environment): string {
+  if (kind === 'secret') return environment === 'production' ? 'sk_prod_' : 'sk_test_';
+  return environment === 'production' ? 'pk_live_' : 'pk_test_';
+}
+
+/** Keys carry 256 random bits, so a fast hash is the right one (no salt or stretching needed). */
+export function hashKey(key: string): string {
+  return createHash('sha256').update(key).digest('hex');
+}
+
+export function toApiKey(row: ApiKeyRow): ApiKey {
+  return {
+    id: row.id,
+    tenantId: row.tenant_id,
+    kind: row.kind,
+    display: `${row.prefix}…${row.last4}`,
+    publishableKey: row.publishable,
+    scopes: row.scopes ? (row.scopes.split(' ') as Scope[]) : [],
+    name: row.name,
+    createdAt: new Date(row.created_at).toISOString(),
+    revokedAt: row.revoked_at === null ? null : new Date(row.revoked_at).toISOString(),
+  };
+}
+
+export interface CreateKeyInput {
+  kind: KeyKind;
+  scopes?: string[];
+  name?: string;
+}
+
+/** Creates a key; the returned `plaintext` is the only time a secret key is ever shown. */
+export async function createKey(
+  db: Kysely<Schema>,
+  tenantId: string,
+  input: CreateKeyInput,
+): Promise<{ key: ApiKey; plaintext: string }> {
+  const tenant = await getTenant(db, tenantId);
+  const scopes = input.kind === 'secret' ? (input.scopes ?? [...SCOPES]) : [];
+  const unknown = scopes.filter((s) => !(SCOPES as readonly string[]).includes(s));
+  if (unknown.length || (input.kind === 'secret' && scopes.length === 0)) {
+    throw validationFailed([
+      {
+        path: '/scopes',
+        code: 'scopes_invalid',
+        message: `scopes must be one or more of ${SCOPES.join(', ')}`,
+      },
+    ]);
+  }
+  const random = randomBase62(RANDOM_LENGTH);
+  const prefix = keyPrefix(input.kind, tenant.environment);
+  const plaintext = prefix + random;
+  const row: ApiKeyRow = {
+    id: randomUUID(),
+    tenant_id: tenant.id,
+    kind: input.kind,
+    hash: hashKey(plaintext),
+    prefix: prefix + random.slice(0, 4),
+    last4: random.slice(-4),
+    publishable: input.kind === 'publishable' ? plaintext : null,
+    scopes: [...new Set(scopes)].join(' '),
+    name: input.name?.trim() || null,
+    created_at: Date.now(),
+    revoked_at: null,
+  };
+  await insertKey(db, row);
+  return { key: toApiKey(row), plaintext };
+}
+
+export async function listKeys(db: Kysely<Schema>, tenantId: string): Promise<ApiKey[]> {
+  await getTenant(db, tenantId);
+  return (await listKeyRows(db, tenantId)).map(toApiKey);
+}
+
+export async function revokeKey(
+  db: Kysely<Schema>,
+  tenantId: string,
+  keyId: string,
+): Promise<ApiKey> {
+  const row = await revokeKeyRow(db, tenantId, keyId, Date.now());
+  if (!row) throw new LatchkeyError('not_found', `No key ${keyId} on tenant ${tenantId}`);
+  return toApiKey(row);
+}
+
+export interface KeyContext {
+  key: ApiKey;
+  tenant: Tenant;
+}
+
+const KEY_SHAPE = /^(sk_test_|sk_prod_|pk_test_|pk_live_)[0-9A-Za-z]{43}$/;
+
+/** Resolves a presented key to its live key and tenant; undefined when unknown or revoked. */
+export async function resolveKey(
+  db: Kysely<Schema>,
+  presented: string,
+): Promise<KeyContext | undefined> {
+  if (!KEY_SHAPE.test(presented)) return undefined;
+  const found = await findLiveKeyByHash(db, hashKey(presented));
+  return found && { key: toApiKey(found.key), tenant: toTenant(found.tenant) };
+}

@@ -1,0 +1,120 @@
+import type { Redis } from 'ioredis';
+import {
+  type RateLimiterAbstract,
+  RateLimiterMemory,
+  RateLimiterRedis,
+  RateLimiterRes,
+} from 'rate-limiter-flexible';
+
+export interface Window {
+  /** Policy name as it appears in the RateLimit headers. */
+  name: string;
+  quota: number;
+  seconds: number;
+}
+
+export interface Decision {
+  allowed: boolean;
+  /** Seconds until a refused request may be retried. */
+  retryAfter: number;
+  /** IETF RateLimit-Policy / RateLimit header values (draft-ietf-httpapi-ratelimit-headers). */
+  policyHeader: string;
+  stateHeader: string;
+}
+
+export interface RateLimitServiceOptions {
+  /** Shared counters for every instance; without it each process counts on its own. */
+  redis?: Redis | undefined;
+  keyPrefix?: string;
+  /** Told once per outage when Redis fails and counting falls back to this process. */
+  onStoreError?: (error: unknown) => void;
+}
+
+/**
+ * Fixed-window counters per tenant (or per client address), one window per policy.
+ *
+ * When Redis is unreachable, counting falls back to this process's memory
+ * (rate-limiter-flexible's insurance limiter): limits still hold per instance, so during
+ * an outage a tenant may get up to N times its limit across N instances, and no request is
+ * refused merely because Redis is down. `/readyz` reports the outage.
+ */
+export class RateLimitService {
+  readonly #limiters = new Map<string, RateLimiterAbstract>();
+  readonly #redis: Redis | undefined;
+  readonly #prefix: string;
+  readonly #onStoreError: (error: unknown) => void;
+  #storeFailing = false;
+
+  constructor(options: RateLimitServiceOptions = {}) {
+    this.#redis = options.redis;
+    this.#prefix = options.keyPrefix ?? 'lk:rl';
+    this.#onStoreError = options.onStoreError ?? (() => {});
+  }
+
+  #limiter(window: Window): RateLimiterAbstract {
+    const id = `${window.name}:${window.quota}:${window.seconds}`;
+    let limiter = this.#limiters.get(id);
+    if (!limiter) {
+      const opts = {
+        points: window.quota,
+        duration: window.seconds,
+        keyPrefix: `${this.#prefix}:${window.name}:${window.quota}:${window.seconds}`,
+      };
+      const memory = new RateLimiterMemory(opts);
+      limiter = this.#redis
+        ? new RateLimiterRedis({
+            ...opts,
+            storeClient: this.#redis,
+            rejectIfRedisNotReady: true,
+            insuranceLimiter: this.#watchInsurance(memory),
+          })
+        : memory;
+      this.#limiters.set(id, limiter);
+    }
+    return limiter;
+  }
+
+  /** Wraps the in-memory fallback so that its use is reported once per outage. */
+  #watchInsurance(memory: RateLimiterMemory): RateLimiterMemory {
+    const consume = memory.consume.bind(memory);
+    memory.consume = (key, points, options) => {
+      if (!this.#storeFailing) {
+        this.#storeFailing = true;
+        this.#onStoreError(new Error('Redis unavailable; counting rate limits in this process'));
+      }
+      return consume(key, points, options);
+    };
+    return memory;
+  }
+
+  /** Counts one request against every window; refused when any window is exhausted. */
+  async consume(key: string, windows: Window[]): Promise<Decision> {
+    const results = await Promise.all(
+      windows.map(async (window) => {
+        try {
+          const res = await this.#limiter(window).consume(key);
+          return { window, res, allowed: true };
+        } catch (error) {
+          if (error instanceof RateLimiterRes) return { window, res: error, allowed: false };
+          throw error;
+        }
+      }),
+    );
+    if (this.#redis?.status === 'ready') this.#storeFailing = false;
+    const refused = results.filter((r) => !r.allowed);
+    const retryAfter = refused.length
+      ? Math.max(...refused.map((r) => Math.ceil(r.res.msBeforeNext / 1000)), 1)
+      : 0;
+    return {
+      allowed: refused.length === 0,
+      retryAfter,
+      policyHeader: windows.map((w) => `"${w.name}";q=${w.quota};w=${w.seconds}`).join(', '),
+      stateHeader: results
+        .map(
+          ({ window, res }) =>
+            `"${window.name}";r=${Math.max(res.remainingPoints, 0)};t=${Math.ceil(res.msBeforeNext / 1000)}`,
+        )
+        .join(', '),
+    };
+  }
+}

@@ -1,0 +1,11 @@
+export {
+  checkOrigin,
+  createTenant,
+  getTenant,
+  listTenants,
+  type RateLimits,
+  type Tenant,
+  type TenantInput,
+  toTenant,
+  updateTenant,
+} from './tenants.service.js';

@@ -1,0 +1,224 @@
+import { randomUUID } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import {
+  defaults,
+  ENVIRONMENTS,
+  type Environment,
+  PLANS,
+  type Plan,
+} from '../../config/defaults.js';
+import { type FieldError, LatchkeyError, validationFailed } from '../../errors/index.js';
+import type { Schema, TenantRow, TenantUpdate } from '../../storage/index.js';
+import { findTenant, insertTenant, listTenantRows, updateTenantRow } from './tenants.repository.js';
+
+export interface RateLimits {
+  rps: number;
+  rpm: number;
+}
+
+export interface Tenant {
+  id: string;
+  name: string;
+  plan: Plan;
+  limits: RateLimits;
+  environment: Environment;
+  allowedOrigins: string[];
+  requireEmailVerification: boolean;
+  accessTokenTtl: number;
+  passwordEnabled: boolean;
+  branding: { logoUrl: string | null; primaryColor: string | null };
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface TenantInput {
+  name?: string;
+  plan?: Plan;
+  /** Enterprise only. */
+  rps?: number;
+  rpm?: number;
+  environment?: Environment;
+  allowedOrigins?: string[];
+  requireEmailVerification?: boolean;
+  accessTokenTtl?: number;
+  passwordEnabled?: boolean;
+}
+
+export function toTenant(row: TenantRow): Tenant {
+  const plan = row.plan as Plan;
+  const planLimits = defaults.plans[plan];
+  return {
+    id: row.id,
+    name: row.name,
+    plan,
+    limits: {
+      rps: plan === 'enterprise' && row.rate_rps !== null ? row.rate_rps : planLimits.rps,
+      rpm: plan === 'enterprise' && row.rate_rpm !== null ? row.rate_rpm : planLimits.rpm,
+    },
+    environment: row.environment as Environment,
+    allowedOrigins: JSON.parse(row.allowed_origins) as string[],
+    requireEmailVerification: row.require_email_verification === 1,
+    accessTokenTtl: row.access_token_ttl,
+    passwordEnabled: row.password_enabled === 1,
+    branding: { logoUrl: row.logo_url, primaryColor: row.primary_color },
+    createdAt: new Date(row.created_at).toISOString(),
+    updatedAt: new Date(row.updated_at).toISOString(),
+  };
+}
+
+const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
+
+/**
+ * An allowed origin is an exact origin (scheme, host, port; no path). `http:` is allowed
+ * only for localhost / 127.0.0.1 and only on development tenants.
+ */
+export function checkOrigin(origin: string, environment: Environment): string | null {
+  let url: URL;
+  try {
+    url = new URL(origin);
+  } catch {
+    return 'is not an absolute URL';
+  }
+  if (url.origin !== origin.replace(/\/$/, ''))
+    return 'must be an origin only (no path, query or credentials)';
+  if (url.protocol === 'https:') return null;
+  if (url.protocol !== 'http:') return 'must use https';
+  if (environment !== 'development') return 'http is allowed only on development tenants';
+  if (!LOOPBACK_HOSTS.has(url.hostname)) return 'http is allowed only for localhost and 127.0.0.1';
+  return null;
+}
+
+function validateInput(input: TenantInput, environment: Environment, creating: boolean): void {
+  const errors: FieldError[] = [];
+  const name = input.name?.trim();
+  if (creating && !name)
+    errors.push({ path: '/name', code: 'required', message: 'name is required' });
+  if (name !== undefined && (name.length === 0 || name.length > 100)) {
+    errors.push({
+      path: '/name',
+      code: 'name_invalid',
+      message: 'name must be 1 to 100 characters',
+    });
+  }
+  if (input.plan !== undefined && !PLANS.includes(input.plan)) {
+    errors.push({
+      path: '/plan',
+      code: 'plan_invalid',
+      message: `plan must be one of ${PLANS.join(', ')}`,
+    });
+  }
+  if (input.environment !== undefined && !ENVIRONMENTS.includes(input.environment)) {
+    errors.push({
+      path: '/environment',
+      code: 'environment_invalid',
+      message: 'environment must be development or production',
+    });
+  }
+  for (const field of ['rps', 'rpm'] as const) {
+    const value = input[field];
+    if (value !== undefined && (!Number.isInteger(value) || value < 1 || value > 1_000_000)) {
+      errors.push({
+        path: `/${field}`,
+        code: `${field}_invalid`,
+        message: `${field} must be an integer from 1 to 1000000`,
+      });
+    }
+  }
+  if (
+    (input.rps !== undefined || input.rpm !== undefined) &&
+    input.plan !== undefined &&
+    input.plan !== 'enterprise'
+  ) {
+    errors.push({
+      path: '/plan',
+      code: 'limits_need_enterprise',
+      message: 'custom rps/rpm need the enterprise plan',
+    });
+  }
+  const ttl = input.accessTokenTtl;
+  if (ttl !== undefined && (!Number.isInteger(ttl) || ttl < 60 || ttl > 86_400)) {
+    errors.push({
+      path: '/accessTokenTtl',
+      code: 'access_token_ttl_invalid',
+      message: 'token lifetime must be 60 to 86400 seconds',
+    });
+  }
+  input.allowedOrigins?.forEach((origin, i) => {
+    const problem = checkOrigin(origin, environment);
+    if (problem)
+      errors.push({
+        path: `/allowedOrigins/${i}`,
+        code: 'origin_invalid',
+        message: `${origin} ${problem}`,
+      });
+  });
+  if (errors.length) throw validationFailed(errors);
+}
+
+const normaliseOrigins = (origins: string[]) => [...new Set(origins.map((o) => new URL(o).origin))];
+
+export async function createTenant(db: Kysely<Schema>, input: TenantInput): Promise<Tenant> {
+  const environment = input.environment ?? 'development';
+  validateInput(input, environment, true);
+  const plan = input.plan ?? 'free';
+  const now = Date.now();
+  const row: TenantRow = {
+    id: randomUUID(),
+    name: (input.name ?? '').trim(),
+    plan,
+    rate_rps: plan === 'enterprise' ? (input.rps ?? null) : null,
+    rate_rpm: plan === 'enterprise' ? (input.rpm ?? null) : null,
+    environment,
+    allowed_origins: JSON.stringify(normaliseOrigins(input.allowedOrigins ?? [])),
+    require_email_verification: input.requireEmailVerification ? 1 : 0,
+    access_token_ttl: input.accessTokenTtl ?? defaults.accessTokenTtlSeconds,
+    password_enabled: input.passwordEnabled === false ? 0 : 1,
+    logo_url: null,
+    primary_color: null,
+    created_at: now,
+    updated_at: now,
+  };
+  await insertTenant(db, row);
+  return toTenant(row);
+}
+
+export async function getTenant(db: Kysely<Schema>, id: string): Promise<Tenant> {
+  const row = await findTenant(db, id);
+  if (!row) throw new LatchkeyError('not_found', `No tenant with id ${id}`);
+  return toTenant(row);
+}
+
+export async function listTenants(db: Kysely<Schema>): Promise<Tenant[]> {
+  return (await listTenantRows(db)).map(toTenant);
+}
+
+export async function updateTenant(
+  db: Kysely<Schema>,
+  id: string,
+  input: Omit<TenantInput, 'environment'>,
+): Promise<Tenant> {
+  const current = await getTenant(db, id);
+  const plan = input.plan ?? current.plan;
+  validateInput(
+    { ...input, plan: input.plan ?? (input.rps || input.rpm ? plan : undefined) },
+    current.environment,
+    false,
+  );
+  const update: TenantUpdate = { updated_at: Date.now() };
+  if (input.name !== undefined) update.name = input.name.trim();
+  if (input.plan !== undefined) update.plan = input.plan;
+  if (plan !== 'enterprise') {
+    update.rate_rps = null;
+    update.rate_rpm = null;
+  }
+  if (input.rps !== undefined) update.rate_rps = input.rps;
+  if (input.rpm !== undefined) update.rate_rpm = input.rpm;
+  if (input.allowedOrigins !== undefined)
+    update.allowed_origins = JSON.stringify(normaliseOrigins(input.allowedOrigins));
+  if (input.requireEmailVerification !== undefined)
+    update.require_email_verification = input.requireEmailVerification ? 1 : 0;
+  if (input.accessTokenTtl !== undefined) update.access_token_ttl = input.accessTokenTtl;
+  if (input.passwordEnabled !== undefined) update.password_enabled = input.passwordEnabled ? 1 : 0;
+  await updateTenantRow(db, id, update);
+  return getTenant(db, id);
+}

@@ -1,0 +1,49 @@
+import { Type } from 'typebox';
+import { defaults } from '../../config/defaults.js';
+
+export const METADATA_MAX_BYTES = 8 * 1024;
+export const NAME_MAX_LENGTH = 200;
+const FORBIDDEN_KEYS = ['__proto__', 'constructor', 'prototype'];
+
+export const SignUpBody = Type.Object(
+  {
+    email: Type.String({
+      format: 'email',
+      maxLength: 254,
+      description: 'Trimmed; matched case-insensitively within the tenant.',
+      examples: ['ada@example.com'],
+    }),
+    password: Type.String({
+      minLength: defaults.password.minLength,
+      maxLength: defaults.password.maxLength,
+      description: `${defaults.password.minLength} to ${defaults.password.maxLength} Unicode code points. Never truncated.`,
+    }),
+    name: Type.Optional(
+      Type.String({ minLength: 1, maxLength: NAME_MAX_LENGTH, description: 'Display name.' }),
+    ),
+    metadata: Type.Optional(
+      Type.Record(Type.String(), Type.Unknown(), {
+        maxProperties: 50,
+        propertyNames: {
+          minLength: 1,
+          maxLength: 64,
+          not: { enum: FORBIDDEN_KEYS },
+        },
+        description: `Free-form JSON object: at most 50 keys of 1 to 64 characters (not ${FORBIDDEN_KEYS.join(', ')}), ${METADATA_MAX_BYTES} bytes serialised.`,
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const SignUpResponse = Type.Object(
+  {
+    userId: Type.String({ format: 'uuid' }),
+    email: Type.String(),
+    createdAt: Type.String({ format: 'date-time' }),
+    verificationRequired: Type.Boolean(),
+  },
+  { additionalProperties: false },
+);
+
+export { FORBIDDEN_KEYS };

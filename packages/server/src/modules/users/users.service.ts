@@ -1,0 +1,141 @@
+import { randomUUID } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import { defaults } from '../../config/defaults.js';
+import { type FieldError, LatchkeyError, validationFailed } from '../../errors/index.js';
+import { isUniqueViolation, type Schema, type UserRow } from '../../storage/index.js';
+import type { Tenant } from '../tenants/index.js';
+import { emailKey, isValidEmail } from './email.js';
+import { codePointLength, type PasswordHasher } from './password.js';
+import { findUserByEmailKey, insertUser } from './users.repository.js';
+import { FORBIDDEN_KEYS, METADATA_MAX_BYTES, NAME_MAX_LENGTH } from './users.schemas.js';
+
+export interface SignUpInput {
+  email: string;
+  password: string;
+  name?: string | undefined;
+  metadata?: Record<string, unknown> | undefined;
+}
+
+export interface SignUpResult {
+  userId: string;
+  email: string;
+  createdAt: string;
+  verificationRequired: boolean;
+}
+
+export interface UsersDeps {
+  db: Kysely<Schema>;
+  hasher: PasswordHasher;
+}
+
+/** The field rules of sign-up; the same rules serve the API and the hosted pages. */
+export function checkSignUp(input: SignUpInput): FieldError[] {
+  const errors: FieldError[] = [];
+  const email = input.email.trim();
+  if (!isValidEmail(email)) {
+    errors.push({
+      path: '/email',
+      code: 'email_invalid',
+      message: 'email is not a valid e-mail address',
+    });
+  }
+  const { minLength, maxLength } = defaults.password;
+  const length = codePointLength(input.password);
+  if (!input.password.isWellFormed()) {
+    errors.push({
+      path: '/password',
+      code: 'password_invalid',
+      message: 'password contains an unpaired surrogate',
+    });
+  } else if (length < minLength) {
+    errors.push({
+      path: '/password',
+      code: 'password_too_short',
+      message: `password must be at least ${minLength} characters`,
+    });
+  } else if (length > maxLength) {
+    errors.push({
+      path: '/password',
+      code: 'password_too_long',
+      message: `password must be at most ${maxLength} characters`,
+    });
+  }
+  if (input.name !== undefined) {
+    const name = input.name.trim();
+    if (
+      name.length === 0 ||
+      codePointLength(name) > NAME_MAX_LENGTH ||
+      !name.isWellFormed() ||
+      /\p{Cc}/u.test(name)
+    ) {
+      errors.push({
+        path: '/name',
+        code: 'name_invalid',
+        message: `name must be 1 to ${NAME_MAX_LENGTH} printable characters`,
+      });
+    }
+  }
+  if (input.metadata !== undefined) {
+    const keys = Object.keys(input.metadata);
+    if (keys.some((k) => FORBIDDEN_KEYS.includes(k))) {
+      errors.push({
+        path: '/metadata',
+        code: 'metadata_invalid',
+        message: `metadata keys may not be ${FORBIDDEN_KEYS.join(', ')}`,
+      });
+    } else if (Buffer.byteLength(JSON.stringify(input.metadata)) > METADATA_MAX_BYTES) {
+      errors.push({
+        path: '/metadata',
+        code: 'metadata_too_large',
+        message: `metadata must be at most ${METADATA_MAX_BYTES} bytes as JSON`,
+      });
+    }
+  }
+  return errors;
+}
+
+function emailTaken(): LatchkeyError {
+  return new LatchkeyError('email_taken', 'An account with this e-mail address already exists');
+}
+
+export async function signUp(
+  deps: UsersDeps,
+  tenant: Tenant,
+  input: SignUpInput,
+): Promise<SignUpResult> {
+  const errors = checkSignUp(input);
+  if (errors.length) throw validationFailed(errors);
+  const email = input.email.trim();
+  const key = emailKey(email);
+  // Checked before hashing so that a duplicate costs no argon2 work; the unique index
+  // settles races between concurrent sign-ups.
+  if (await findUserByEmailKey(deps.db, tenant.id, key)) throw emailTaken();
+  const passwordHash = await deps.hasher.hash(input.password);
+  const now = Date.now();
+  const row: UserRow = {
+    id: randomUUID(),
+    tenant_id: tenant.id,
+    email,
+    email_key: key,
+    password_hash: passwordHash,
+    name: input.name?.trim() ?? null,
+    metadata: JSON.stringify(input.metadata ?? {}),
+    roles: '[]',
+    email_verified_at: null,
+    disabled_at: null,
+    created_at: now,
+    updated_at: now,
+  };
+  try {
+    await insertUser(deps.db, row);
+  } catch (error) {
+    if (isUniqueViolation(error)) throw emailTaken();
+    throw error;
+  }
+  return {
+    userId: row.id,
+    email,
+    createdAt: new Date(now).toISOString(),
+    verificationRequired: tenant.requireEmailVerification,
+  };
+}

@@ -1,0 +1,78 @@
+import { mkdirSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import SQLite from 'better-sqlite3';
+import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import pg from 'pg';
+import type { Schema } from './schema.js';
+
+export type DialectName = 'sqlite' | 'postgres';
+
+export interface Database {
+  readonly db: Kysely<Schema>;
+  readonly dialect: DialectName;
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface OpenOptions {
+  /** Pool size for PostgreSQL. */
+  poolSize?: number;
+}
+
+/** `sqlite:PATH` (PATH may be `:memory:`) or `postgres://…`. */
+export function openDatabase(url: string, options: OpenOptions = {}): Database {
+  const db = url.startsWith('sqlite:')
+    ? openSqlite(url.slice('sqlite:'.length))
+    : openPostgres(url, options);
+  return {
+    ...db,
+    async ping() {
+      await sql`select 1`.execute(db.db);
+    },
+    async close() {
+      await db.db.destroy();
+    },
+  };
+}
+
+function openSqlite(path: string): Pick<Database, 'db' | 'dialect'> {
+  if (!path) throw new Error('DATABASE_URL sqlite: needs a path, e.g. sqlite:./data/latchkey.db');
+  if (path !== ':memory:') mkdirSync(dirname(resolve(path)), { recursive: true });
+  const database = new SQLite(path);
+  database.pragma('journal_mode = WAL');
+  database.pragma('synchronous = NORMAL');
+  database.pragma('foreign_keys = ON');
+  database.pragma('busy_timeout = 5000');
+  return {
+    db: new Kysely<Schema>({ dialect: new SqliteDialect({ database }) }),
+    dialect: 'sqlite',
+  };
+}
+
+function openPostgres(url: string, options: OpenOptions): Pick<Database, 'db' | 'dialect'> {
+  const types = {
+    // bigint columns hold epoch milliseconds, well inside Number's safe range.
+    getTypeParser: ((oid: number, format?: string) =>
+      oid === pg.types.builtins.INT8
+        ? (value: string) => Number(value)
+        : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
+  };
+  const pool = new pg.Pool({ connectionString: url, max: options.poolSize ?? 10, types });
+  // An idle client that loses its connection must not crash the process.
+  pool.on('error', () => {});
+  return {
+    db: new Kysely<Schema>({ dialect: new PostgresDialect({ pool }) }),
+    dialect: 'postgres',
+  };
+}
+
+/** True when `error` is a unique-constraint violation on either database. */
+export function isUniqueViolation(error: unknown): boolean {
+  if (typeof error !== 'object' || error === null) return false;
+  const code = (error as { code?: unknown }).code;
+  return (
+    code === '23505' ||
+    code === 'SQLITE_CONSTRAINT_UNIQUE' ||
+    code === 'SQLITE_CONSTRAINT_PRIMARYKEY'
+  );
+}
