@@ -31,6 +31,8 @@ export interface BuildOptions {
 export interface App {
   app: FastifyInstance;
   ctx: AppContext;
+  /** `METHOD /path` of every route served (HEAD excluded), for the OpenAPI check. */
+  routes: string[];
   close(): Promise<void>;
 }
 
@@ -55,6 +57,21 @@ function connectRedis(url: string, onError: (error: Error) => void): Redis {
   });
   redis.on('error', onError);
   return redis;
+}
+
+function redisReady(redis: Redis, timeoutMs: number): Promise<void> {
+  if (redis.status === 'ready') return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      redis.off('ready', done);
+      redis.off('error', done);
+      resolve();
+    };
+    const timer = setTimeout(done, timeoutMs);
+    redis.once('ready', done);
+    redis.once('error', done);
+  });
 }
 
 /** The composition root: opens storage, builds services, registers routes. */
@@ -99,6 +116,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     if (redisWarned) app.log.info('Redis reachable again');
     redisWarned = false;
   });
+  // Start counting in Redis from the first request; if it is down, start anyway (in memory).
+  if (redis) await redisReady(redis, defaults.redisConnectTimeoutMs);
 
   const metrics = createMetrics();
   const ctx: AppContext = {
@@ -114,6 +133,11 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     }),
   };
 
+  const routes: string[] = [];
+  app.addHook('onRoute', (route) => {
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    for (const method of methods) if (method !== 'HEAD') routes.push(`${method} ${route.url}`);
+  });
   app.decorateRequest('auth', undefined);
   app.setErrorHandler(errorHandler);
   app.setNotFoundHandler((request, reply) =>
@@ -159,6 +183,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   return {
     app,
     ctx,
+    routes,
     async close() {
       await app.close();
       redis?.disconnect();

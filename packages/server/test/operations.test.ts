@@ -1,0 +1,99 @@
+import { readFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ERROR_CATALOGUE } from '../src/errors/index.js';
+import { DIALECTS, email, json, postJson, startApp, type TestApp } from './support.js';
+
+describe.each(DIALECTS)('operations endpoints on %s', (dialect) => {
+  let app: TestApp;
+  beforeAll(async () => {
+    app = await startApp(dialect);
+  });
+  afterAll(() => app.dispose());
+
+  it('GET /healthz answers while the process is up', async () => {
+    const res = await app.request('/healthz');
+    expect(res.status).toBe(200);
+    expect(await json(res)).toEqual({ status: 'ok' });
+  });
+
+  it('GET /readyz checks the database', async () => {
+    const res = await app.request('/readyz');
+    expect(res.status).toBe(200);
+    expect(await json(res)).toEqual({
+      status: 'ready',
+      checks: { database: 'ok', redis: 'not configured' },
+    });
+  });
+
+  it('GET /metrics speaks Prometheus and counts requests by route and status', async () => {
+    const t = await app.tenant();
+    await postJson(app, '/v1/auth/sign-up', t.secretKey, {
+      email: email(),
+      password: 'correct horse battery',
+    });
+    const res = await app.request('/metrics');
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
+    const text = await res.text();
+    expect(text).toMatch(
+      /latchkey_http_requests_total\{method="POST",route="\/v1\/auth\/sign-up",status="201"\} 1/,
+    );
+    expect(text).toMatch(/latchkey_sign_ups_total\{outcome="created"\} 1/);
+    expect(text).toContain('latchkey_process_resident_memory_bytes');
+  });
+});
+
+describe('the OpenAPI document and the error catalogue', () => {
+  let app: TestApp;
+  beforeAll(async () => {
+    app = await startApp('sqlite');
+  });
+  afterAll(() => app.dispose());
+
+  it('lists every route the server answers, and nothing else', async () => {
+    const doc = await json(await app.request('/v1/openapi.json'));
+    expect(doc.openapi).toBe('3.1.0');
+    const documented = Object.entries(doc.paths as Record<string, Record<string, unknown>>)
+      .flatMap(([path, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${path}`))
+      .sort();
+    const served = app.routes.map((r) => r.replace(/:(\w+)/g, '{$1}')).sort();
+    expect(documented).toEqual(served);
+  });
+
+  it('documents sign-up: secret key, bounds of every field, and each problem status', async () => {
+    const doc = await json(await app.request('/v1/openapi.json'));
+    const op = doc.paths['/v1/auth/sign-up'].post;
+    expect(op.security).toEqual([{ secretKey: [] }]);
+    const schema = op.requestBody.content['application/json'].schema;
+    expect(schema.required.sort()).toEqual(['email', 'password']);
+    expect(schema.properties.password).toMatchObject({ minLength: 8, maxLength: 1024 });
+    expect(schema.properties.name).toMatchObject({ maxLength: 200 });
+    expect(schema.properties.metadata).toMatchObject({ maxProperties: 50 });
+    expect(schema.properties.metadata.description).toMatch(/8192 bytes/);
+    expect(Object.keys(op.responses).sort()).toEqual([
+      '201',
+      '400',
+      '401',
+      '403',
+      '409',
+      '413',
+      '415',
+      '422',
+      '429',
+    ]);
+    expect(
+      Object.keys(op.responses['201'].content['application/json'].schema.properties).sort(),
+    ).toEqual(['createdAt', 'email', 'userId', 'verificationRequired']);
+  });
+
+  it('docs/errors.md lists exactly the codes of the catalogue, with their statuses', () => {
+    const doc = readFileSync(new URL('../../../docs/errors.md', import.meta.url), 'utf8');
+    const table = doc.split('## Field rule codes')[0] ?? '';
+    const rows = [...table.matchAll(/^\| `([a-z_]+)`\s*\| (\d{3})\s*\|/gm)].map((m) => [
+      m[1],
+      Number(m[2]),
+    ]);
+    const catalogue = Object.entries(ERROR_CATALOGUE).map(([code, { status }]) => [code, status]);
+    expect(rows.sort()).toEqual(catalogue.sort());
+  });
+});
