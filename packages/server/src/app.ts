@@ -3,18 +3,26 @@ import swagger from '@fastify/swagger';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
 import type { DestinationStream } from 'pino';
+import { type InvalidationBus, localBus, redisBus } from './cache/invalidation.js';
 import type { Config } from './config/config.js';
 import { defaults } from './config/defaults.js';
+import { SecretBox } from './crypto/secret-box.js';
 import { LatchkeyError } from './errors/index.js';
 import type { AppContext } from './http/context.js';
 import { registerJsonParser } from './http/json-body.js';
 import { errorHandler, sendProblem } from './http/problem.js';
+import { introspectionRoutes } from './http/routes/introspection.js';
+import { SessionModel, UserModel } from './http/routes/models.js';
 import { operationsRoutes } from './http/routes/operations.js';
+import { sessionRoutes } from './http/routes/sessions.js';
 import { signUpRoutes } from './http/routes/sign-up.js';
+import { userRoutes } from './http/routes/users.js';
+import { wellKnownRoutes } from './http/routes/well-known.js';
 import { Problem } from './http/schemas.js';
 import { createMetrics } from './modules/observability/metrics.js';
 import { RateLimitService } from './modules/rate-limit/index.js';
-import { createPasswordHasher, isValidEmail } from './modules/users/index.js';
+import { Sessions, SigningKeys } from './modules/sessions/index.js';
+import { createPasswordHasher, isValidEmail, type SignInPolicy } from './modules/users/index.js';
 import { type Database, migrateToLatest, openDatabase } from './storage/index.js';
 
 export interface BuildOptions {
@@ -26,6 +34,8 @@ export interface BuildOptions {
   rateLimitPrefix?: string;
   /** An already-open database (tests); closed with the app. */
   database?: Database;
+  /** Replaces the failed sign-in policy of defaults.ts (tests shorten its waits). */
+  signInPolicy?: SignInPolicy;
 }
 
 export interface App {
@@ -120,11 +130,24 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   if (redis) await redisReady(redis, defaults.redisConnectTimeoutMs);
 
   const metrics = createMetrics();
+  const box = new SecretBox(config.secret);
+  // Caches need every instance to hear invalidations, so they exist only with Redis.
+  const bus: InvalidationBus = redis
+    ? redisBus(redis, (error) => app.log.warn({ err: error }, 'invalidation bus error'))
+    : localBus({ cache: false });
+  const signingKeys = new SigningKeys(database.db, box);
+  const sessions = new Sessions({ db: database.db, signingKeys, bus, authUrl: config.publicUrl });
   const ctx: AppContext = {
     config,
     database,
     redis,
     metrics,
+    box,
+    bus,
+    signingKeys,
+    sessions,
+    authUrl: config.publicUrl,
+    signInPolicy: options.signInPolicy ?? defaults.signInFailures,
     hasher: createPasswordHasher(config.argon2),
     limiter: new RateLimitService({
       redis,
@@ -175,9 +198,15 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     },
   });
   app.addSchema(Problem);
+  app.addSchema(UserModel);
+  app.addSchema(SessionModel);
 
   operationsRoutes(app, ctx);
   signUpRoutes(app, ctx);
+  sessionRoutes(app, ctx);
+  userRoutes(app, ctx);
+  introspectionRoutes(app, ctx);
+  wellKnownRoutes(app, ctx);
   await app.ready();
 
   return {
@@ -186,6 +215,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     routes,
     async close() {
       await app.close();
+      await bus.close();
       redis?.disconnect();
       await database.close();
     },

@@ -15,6 +15,7 @@ import { loadConfig } from '../src/config/config.js';
 import type { Environment, Plan } from '../src/config/defaults.js';
 import { createKey, type Scope } from '../src/modules/keys/index.js';
 import { createTenant, type Tenant } from '../src/modules/tenants/index.js';
+import type { SignInPolicy } from '../src/modules/users/index.js';
 import { type DialectName, migrateToLatest, openDatabase } from '../src/storage/index.js';
 
 export const PG_URL = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -114,6 +115,7 @@ export interface TestAppOptions {
   rateLimitPrefix?: string;
   /** Use this database URL instead of a fresh one (several instances on one database). */
   databaseUrl?: string;
+  signInPolicy?: SignInPolicy;
 }
 
 export interface TestApp extends App {
@@ -167,6 +169,7 @@ export async function startApp(
     database,
     logStream: logs,
     rateLimitPrefix: options.rateLimitPrefix ?? `lk:test:${randomUUID()}`,
+    signInPolicy: options.signInPolicy,
   });
   await built.app.listen({ port: 0, host: '127.0.0.1' });
   const address = built.app.server.address();

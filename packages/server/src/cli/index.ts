@@ -5,6 +5,7 @@ import { UsageError } from './args.js';
 import { keysCommand } from './keys.js';
 import type { Output } from './output.js';
 import { serveCommand } from './serve.js';
+import { signingKeyCommand } from './signing-key.js';
 import { tenantCommand } from './tenant.js';
 
 const USAGE = `latchkey: self-hostable multi-tenant authentication
@@ -19,6 +20,8 @@ usage:
   latchkey keys create --tenant ID [--kind secret|publishable] [--scope S]... [--name N] [--json]
   latchkey keys list --tenant ID [--json]
   latchkey keys revoke --tenant ID KEY_ID [--json]
+  latchkey signing-key rotate --tenant ID [--now] [--json]   (publish a new key; it signs in 120 s)
+  latchkey signing-key list --tenant ID [--json]
 
 Configuration comes from the environment: PORT, PUBLIC_URL, DATABASE_URL, REDIS_URL,
 LATCHKEY_SECRET, SMTP_URL, TRUST_PROXY, LATCHKEY_PROVIDER_ENDPOINTS.`;
@@ -68,6 +71,9 @@ export async function runCli(
         return 0;
       case 'keys':
         await withDatabase(config, (database) => keysCommand(database, args, output));
+        return 0;
+      case 'signing-key':
+        await withDatabase(config, (database) => signingKeyCommand(config, database, args, output));
         return 0;
       default:
         throw new UsageError(`unknown command "${command}"\n\n${USAGE}`);

@@ -2,6 +2,22 @@
  * Every default of the service in one place. Values here are safe for a developer's
  * machine; the ones that are unsafe in production make `loadConfig` warn at start-up.
  */
+export interface SignInFailurePolicy {
+  windowSeconds: number;
+  account: { slowAfter: number; refuseAfter: number };
+  address: { refuseAfter: number };
+  slowStepMs: number;
+  slowMaxMs: number;
+}
+
+const signInFailures: SignInFailurePolicy = {
+  windowSeconds: 15 * 60,
+  account: { slowAfter: 5, refuseAfter: 10 },
+  address: { refuseAfter: 50 },
+  slowStepMs: 500,
+  slowMaxMs: 3000,
+};
+
 export const defaults = {
   port: 8787,
   host: '0.0.0.0',
@@ -21,6 +37,15 @@ export const defaults = {
   /** Requests with a missing or wrong key, per client address per minute. */
   unauthenticatedPerMinute: 120,
   accessTokenTtlSeconds: 600,
+  /**
+   * Failed sign-ins, counted per account (tenant + e-mail) and per client address (tenant +
+   * IP) over a 15-minute window. From the 5th failure on an account, each attempt waits
+   * 500 ms more (at most 3 s); at 10 failures the account answers 429 until the window ends,
+   * and so does an address at 50. A successful sign-in clears the account's count.
+   */
+  signInFailures,
+  /** Largest token the introspection endpoint reads; anything longer is inactive. */
+  maxTokenLength: 8192,
   redisConnectTimeoutMs: 2000,
 } as const;
 

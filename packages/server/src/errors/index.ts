@@ -5,8 +5,11 @@
  */
 export const ERROR_CATALOGUE = {
   invalid_request: { status: 400, title: 'Invalid request' },
+  invalid_grant: { status: 400, title: 'Invalid grant' },
   unauthorized: { status: 401, title: 'Unauthorized' },
+  invalid_credentials: { status: 401, title: 'Invalid credentials' },
   forbidden: { status: 403, title: 'Forbidden' },
+  email_not_verified: { status: 403, title: 'E-mail address not verified' },
   not_found: { status: 404, title: 'Not found' },
   method_not_allowed: { status: 405, title: 'Method not allowed' },
   email_taken: { status: 409, title: 'E-mail address already registered' },

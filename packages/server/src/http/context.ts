@@ -1,9 +1,12 @@
 import type { Redis } from 'ioredis';
+import type { InvalidationBus } from '../cache/invalidation.js';
 import type { Config } from '../config/config.js';
+import type { SecretBox } from '../crypto/secret-box.js';
 import type { KeyContext } from '../modules/keys/index.js';
 import type { Metrics } from '../modules/observability/metrics.js';
 import type { RateLimitService } from '../modules/rate-limit/index.js';
-import type { PasswordHasher } from '../modules/users/index.js';
+import type { Sessions, SigningKeys } from '../modules/sessions/index.js';
+import type { PasswordHasher, SignInPolicy } from '../modules/users/index.js';
 import type { Database } from '../storage/index.js';
 
 /** Everything a route needs, built once by app.ts. */
@@ -14,6 +17,13 @@ export interface AppContext {
   limiter: RateLimitService;
   metrics: Metrics;
   redis: Redis | undefined;
+  box: SecretBox;
+  bus: InvalidationBus;
+  signingKeys: SigningKeys;
+  sessions: Sessions;
+  /** `{auth_url}` of the reference: hosted pages, JWKS and token issuers live here. */
+  authUrl: string;
+  signInPolicy: SignInPolicy;
 }
 
 declare module 'fastify' {

@@ -35,7 +35,14 @@ function fieldName(path: string): string {
  */
 export function fromSchemaErrors(errors: AjvError[], context: string): LatchkeyError {
   const where = context === 'body' ? 'body' : context;
-  const typeError = errors.find((e) => e.keyword === 'type');
+  // In a union (e.g. string or null) a broken rule of one branch comes with a type error
+  // of the other: that is a field rule, not a wrong type.
+  const UNION = new Set(['type', 'anyOf', 'oneOf']);
+  const typeError = errors.find(
+    (e) =>
+      e.keyword === 'type' &&
+      !errors.some((o) => o.instancePath === e.instancePath && !UNION.has(o.keyword)),
+  );
   if (typeError) {
     const path = typeError.instancePath || '';
     const expected = String(typeError.params.type ?? 'a different type');
@@ -49,6 +56,7 @@ export function fromSchemaErrors(errors: AjvError[], context: string): LatchkeyE
   const seen = new Set<string>();
   const fields: FieldError[] = [];
   for (const e of errors) {
+    if (UNION.has(e.keyword)) continue;
     let path = e.instancePath;
     let code: string;
     let message: string;

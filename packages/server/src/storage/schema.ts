@@ -1,4 +1,4 @@
-import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely';
+import type { ColumnType, Insertable, Selectable, Updateable } from 'kysely';
 
 /**
  * Column conventions that hold on both SQLite and PostgreSQL:
@@ -61,14 +61,54 @@ export interface UsersTable {
   updated_at: Millis;
 }
 
-export interface MigrationLockRow {
-  id: Generated<number>;
+export interface SigningKeysTable {
+  /** The `kid`. */
+  id: string;
+  tenant_id: string;
+  algorithm: string;
+  public_jwk: string;
+  /** The private JWK, encrypted with a key derived from LATCHKEY_SECRET (compact JWE). */
+  private_jwe: string;
+  created_at: Millis;
+  /** Published from creation; signs only from this time, once verifiers have fetched it. */
+  activates_at: Millis;
+  /** When a newer key takes over signing (may lie in the future). */
+  retired_at: Millis | null;
+  /** A retired key stays in the JWKS until every token it signed has expired. */
+  publish_until: Millis | null;
+}
+
+export interface SessionsTable {
+  id: string;
+  tenant_id: string;
+  user_id: string;
+  created_at: Millis;
+  last_used_at: Millis;
+  expires_at: Millis;
+  revoked_at: Millis | null;
+  revoked_reason: string | null;
+  ip: string | null;
+  user_agent: string | null;
+}
+
+export interface RefreshTokensTable {
+  /** SHA-256 of the opaque token, hex. */
+  hash: string;
+  session_id: string;
+  tenant_id: string;
+  created_at: Millis;
+  expires_at: Millis;
+  /** Set when rotated; presenting a used token again revokes the session. */
+  used_at: Millis | null;
 }
 
 export interface Schema {
   tenants: TenantsTable;
   api_keys: ApiKeysTable;
   users: UsersTable;
+  signing_keys: SigningKeysTable;
+  sessions: SessionsTable;
+  refresh_tokens: RefreshTokensTable;
 }
 
 export type TenantRow = Selectable<TenantsTable>;
@@ -76,3 +116,6 @@ export type NewTenantRow = Insertable<TenantsTable>;
 export type TenantUpdate = Updateable<TenantsTable>;
 export type ApiKeyRow = Selectable<ApiKeysTable>;
 export type UserRow = Selectable<UsersTable>;
+export type SigningKeyRow = Selectable<SigningKeysTable>;
+export type SessionRow = Selectable<SessionsTable>;
+export type RefreshTokenRow = Selectable<RefreshTokensTable>;

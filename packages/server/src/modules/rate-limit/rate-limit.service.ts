@@ -87,6 +87,28 @@ export class RateLimitService {
     return memory;
   }
 
+  /** The count so far in `window`, without adding to it. */
+  async peek(
+    key: string,
+    window: Window,
+  ): Promise<{ window: Window; count: number; retryAfter: number }> {
+    const res = await this.#limiter(window).get(key);
+    return {
+      window,
+      count: res?.consumedPoints ?? 0,
+      retryAfter: res ? Math.max(Math.ceil(res.msBeforeNext / 1000), 1) : 0,
+    };
+  }
+
+  /** Adds one to `window` (a failure), without refusing anything. */
+  async penalty(key: string, window: Window): Promise<void> {
+    await this.#limiter(window).penalty(key, 1);
+  }
+
+  async reset(key: string, window: Window): Promise<void> {
+    await this.#limiter(window).delete(key);
+  }
+
   /** Counts one request against every window; refused when any window is exhausted. */
   async consume(key: string, windows: Window[]): Promise<Decision> {
     const results = await Promise.all(

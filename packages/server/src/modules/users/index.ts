@@ -1,5 +1,16 @@
 export { emailKey, isValidEmail } from './email.js';
 export { codePointLength, createPasswordHasher, type PasswordHasher } from './password.js';
+export { type SignInDeps, type SignInPolicy, verifyCredentials } from './sign-in.service.js';
+export {
+  deleteUser,
+  getUser,
+  type ListUsersInput,
+  listUsers,
+  toUser,
+  type UpdateUserInput,
+  type User,
+  updateUser,
+} from './users.admin.js';
 export { SignUpBody, SignUpResponse } from './users.schemas.js';
 export {
   checkSignUp,

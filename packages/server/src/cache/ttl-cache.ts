@@ -1,0 +1,42 @@
+/** A bounded in-process map whose entries expire; the oldest entry goes first when full. */
+export class TtlCache<V> {
+  readonly #entries = new Map<string, { value: V; expires: number }>();
+
+  constructor(
+    readonly ttlMs: number,
+    readonly maxEntries = 10_000,
+  ) {}
+
+  get(key: string): V | undefined {
+    const entry = this.#entries.get(key);
+    if (!entry) return undefined;
+    if (entry.expires <= Date.now()) {
+      this.#entries.delete(key);
+      return undefined;
+    }
+    return entry.value;
+  }
+
+  set(key: string, value: V): void {
+    if (this.ttlMs <= 0) return;
+    this.#entries.delete(key);
+    if (this.#entries.size >= this.maxEntries) {
+      const oldest = this.#entries.keys().next().value;
+      if (oldest !== undefined) this.#entries.delete(oldest);
+    }
+    this.#entries.set(key, { value, expires: Date.now() + this.ttlMs });
+  }
+
+  delete(key: string): void {
+    this.#entries.delete(key);
+  }
+
+  /** Drops every entry whose value matches. */
+  deleteWhere(match: (value: V) => boolean): void {
+    for (const [key, entry] of this.#entries) if (match(entry.value)) this.#entries.delete(key);
+  }
+
+  clear(): void {
+    this.#entries.clear();
+  }
+}

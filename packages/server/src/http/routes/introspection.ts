@@ -1,0 +1,73 @@
+import type { FastifyInstance } from 'fastify';
+import { type Static, Type } from 'typebox';
+import { LatchkeyError } from '../../errors/index.js';
+import { introspect } from '../../modules/introspection/index.js';
+import { authOf, rateLimitTenant, requireSecretKey } from '../auth.js';
+import type { AppContext } from '../context.js';
+import { problems } from '../schemas.js';
+
+const Body = Type.Object(
+  {
+    token: Type.String({ description: 'The access token to check' }),
+    token_type_hint: Type.Optional(Type.String({ maxLength: 64 })),
+  },
+  { additionalProperties: false },
+);
+
+const Result = Type.Object(
+  {
+    active: Type.Boolean(),
+    sub: Type.Optional(Type.String()),
+    email: Type.Optional(Type.String()),
+    tid: Type.Optional(Type.String()),
+    sid: Type.Optional(Type.String()),
+    roles: Type.Optional(Type.Array(Type.String())),
+    scope: Type.Optional(Type.String()),
+    exp: Type.Optional(Type.Integer()),
+    iat: Type.Optional(Type.Integer()),
+    iss: Type.Optional(Type.String()),
+    jti: Type.Optional(Type.String()),
+    token_type: Type.Optional(Type.String()),
+  },
+  { description: 'An inactive answer is exactly {"active":false}.' },
+);
+
+/** Big enough that a 1 MB token is read and answered inactive, not refused as a request. */
+const INTROSPECTION_BODY_LIMIT = 2 * 1024 * 1024;
+
+export function introspectionRoutes(app: FastifyInstance, ctx: AppContext) {
+  // RFC 7662 section 2.1: the request is form-encoded; the reference sends JSON. Both work.
+  app.register(async (scope) => {
+    scope.addContentTypeParser(
+      'application/x-www-form-urlencoded',
+      { parseAs: 'string' },
+      (_request, body, done) => done(null, Object.fromEntries(new URLSearchParams(body as string))),
+    );
+    scope.post(
+      '/api/auth/introspect',
+      {
+        bodyLimit: INTROSPECTION_BODY_LIMIT,
+        attachValidation: true,
+        schema: {
+          summary: 'Is this access token active for my tenant? (RFC 7662)',
+          description:
+            'Inactive when the token is invalid, expired, of another tenant, or its session is revoked or its user disabled or deleted. A missing `token` is a bad request (400).',
+          tags: ['tokens'],
+          security: [{ secretKey: [] }],
+          consumes: ['application/json', 'application/x-www-form-urlencoded'],
+          body: Body,
+          response: { 200: Result, ...problems(400, 401, 403, 413, 415, 429) },
+        },
+        onRequest: [requireSecretKey(ctx, 'tokens:introspect'), rateLimitTenant(ctx)],
+      },
+      async (request, reply) => {
+        if (request.validationError) {
+          throw new LatchkeyError('invalid_request', 'Send the token to check as {"token": "…"}');
+        }
+        const { token } = request.body as Static<typeof Body>;
+        const result = await introspect(ctx, authOf(request).tenant, token);
+        return reply.header('cache-control', 'no-store').send(result);
+      },
+    );
+  });
+}

@@ -1,0 +1,105 @@
+import type { FastifyInstance } from 'fastify';
+import { type Static, Type } from 'typebox';
+import { getUser, verifyCredentials } from '../../modules/users/index.js';
+import { authOf, rateLimitTenant, requireSecretKey } from '../auth.js';
+import type { AppContext } from '../context.js';
+import { problems } from '../schemas.js';
+import { TokenResponse } from './models.js';
+
+const SignInBody = Type.Object(
+  {
+    email: Type.String({ minLength: 1, maxLength: 320 }),
+    password: Type.String({ minLength: 1, maxLength: 1024 }),
+  },
+  { additionalProperties: false },
+);
+const RefreshBody = Type.Object(
+  { refreshToken: Type.String({ minLength: 1, maxLength: 512 }) },
+  { additionalProperties: false },
+);
+
+export function sessionRoutes(app: FastifyInstance, ctx: AppContext) {
+  const steps = [requireSecretKey(ctx, 'sessions:write'), rateLimitTenant(ctx)];
+
+  app.post(
+    '/v1/auth/sign-in',
+    {
+      schema: {
+        summary: 'Sign a user in with e-mail and password; starts a session',
+        description:
+          'A wrong password and an unknown e-mail get the same 401 invalid_credentials. Repeated failures are slowed, then refused with 429 (README, "Sign-in failures").',
+        tags: ['sessions'],
+        security: [{ secretKey: [] }],
+        body: SignInBody,
+        response: { 200: TokenResponse, ...problems(400, 401, 403, 413, 415, 422, 429) },
+      },
+      onRequest: steps,
+    },
+    async (request) => {
+      const { tenant } = authOf(request);
+      const body = request.body as Static<typeof SignInBody>;
+      const deps = {
+        db: ctx.database.db,
+        hasher: ctx.hasher,
+        limiter: ctx.limiter,
+        policy: ctx.signInPolicy,
+      };
+      const user = await verifyCredentials(deps, tenant, { ...body, ip: request.ip });
+      const tokens = await ctx.sessions.start(tenant, user, {
+        ip: request.ip,
+        userAgent: request.headers['user-agent'],
+      });
+      return { ...tokens, user };
+    },
+  );
+
+  app.post(
+    '/v1/auth/token',
+    {
+      schema: {
+        summary: 'Exchange a refresh token for new tokens (the refresh token rotates)',
+        description: 'Presenting a refresh token a second time revokes its whole session.',
+        tags: ['sessions'],
+        security: [{ secretKey: [] }],
+        body: RefreshBody,
+        response: { 200: TokenResponse, ...problems(400, 401, 403, 413, 415, 422, 429) },
+      },
+      onRequest: steps,
+    },
+    async (request) => {
+      const { tenant } = authOf(request);
+      const { refreshToken } = request.body as Static<typeof RefreshBody>;
+      const tokens = await ctx.sessions.refresh(tenant, refreshToken, (id) =>
+        getUser(ctx.database.db, tenant.id, id),
+      );
+      const user = await getUser(
+        ctx.database.db,
+        tenant.id,
+        (await ctx.sessions.get(tenant.id, tokens.sessionId)).userId,
+      );
+      return { ...tokens, user };
+    },
+  );
+
+  app.post(
+    '/v1/auth/sign-out',
+    {
+      schema: {
+        summary: 'End the session of a refresh token',
+        description: 'Answers 204 whether or not the token was known (RFC 7009 section 2.2).',
+        tags: ['sessions'],
+        security: [{ secretKey: [] }],
+        body: RefreshBody,
+        response: { 204: Type.Null(), ...problems(400, 401, 403, 413, 415, 422, 429) },
+      },
+      onRequest: steps,
+    },
+    async (request, reply) => {
+      const { tenant } = authOf(request);
+      const { refreshToken } = request.body as Static<typeof RefreshBody>;
+      const sessionId = await ctx.sessions.sessionOfRefreshToken(tenant.id, refreshToken);
+      if (sessionId) await ctx.sessions.revoke(tenant.id, { sessionId }, 'signed_out');
+      return reply.code(204).send();
+    },
+  );
+}

@@ -1,0 +1,211 @@
+import type { FastifyInstance } from 'fastify';
+import { type Static, Type } from 'typebox';
+import { deleteUser, getUser, listUsers, updateUser } from '../../modules/users/index.js';
+import { authOf, rateLimitTenant, requireSecretKey } from '../auth.js';
+import type { AppContext } from '../context.js';
+import { problems } from '../schemas.js';
+import { sessionRef, UserParams, userRef } from './models.js';
+
+const ListQuery = Type.Object(
+  {
+    email: Type.Optional(
+      Type.String({ maxLength: 320, description: 'Exact address, matched case-insensitively' }),
+    ),
+    limit: Type.Optional(
+      Type.String({ pattern: '^(100|[1-9][0-9]?)$', description: '1 to 100, default 20' }),
+    ),
+    cursor: Type.Optional(
+      Type.String({ maxLength: 512, description: 'nextCursor of the previous page' }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+const UpdateBody = Type.Object(
+  {
+    name: Type.Optional(Type.Union([Type.String({ maxLength: 200 }), Type.Null()])),
+    metadata: Type.Optional(
+      Type.Record(Type.String(), Type.Unknown(), {
+        maxProperties: 50,
+        propertyNames: {
+          minLength: 1,
+          maxLength: 64,
+          not: { enum: ['__proto__', 'constructor', 'prototype'] },
+        },
+        description: 'Replaces the whole metadata object (at most 50 keys, 8192 bytes).',
+      }),
+    ),
+    roles: Type.Optional(Type.Array(Type.String({ maxLength: 64 }), { maxItems: 50 })),
+    disabled: Type.Optional(Type.Boolean({ description: 'Disabling also revokes every session' })),
+  },
+  { additionalProperties: false, minProperties: 1 },
+);
+
+const SessionParams = Type.Object({ sessionId: Type.String({ maxLength: 64 }) });
+
+export function userRoutes(app: FastifyInstance, ctx: AppContext) {
+  const db = ctx.database.db;
+  const read = [requireSecretKey(ctx, 'users:read'), rateLimitTenant(ctx)];
+  const write = [requireSecretKey(ctx, 'users:write'), rateLimitTenant(ctx)];
+  const sessionsWrite = [requireSecretKey(ctx, 'sessions:write'), rateLimitTenant(ctx)];
+  const tags = ['users'];
+  const security = [{ secretKey: [] }];
+
+  app.get(
+    '/v1/users',
+    {
+      schema: {
+        summary: 'List users, oldest first, with cursor pagination',
+        tags,
+        security,
+        querystring: ListQuery,
+        response: {
+          200: Type.Object({
+            data: Type.Array(userRef),
+            nextCursor: Type.Union([Type.String(), Type.Null()]),
+          }),
+          ...problems(400, 401, 403, 422, 429),
+        },
+      },
+      onRequest: read,
+    },
+    async (request) => {
+      const q = request.query as Static<typeof ListQuery>;
+      return listUsers(db, authOf(request).tenant.id, {
+        email: q.email,
+        cursor: q.cursor,
+        limit: q.limit === undefined ? undefined : Number(q.limit),
+      });
+    },
+  );
+
+  app.get(
+    '/v1/users/:userId',
+    {
+      schema: {
+        summary: 'Get a user',
+        tags,
+        security,
+        params: UserParams,
+        response: { 200: userRef, ...problems(401, 403, 404, 429) },
+      },
+      onRequest: read,
+    },
+    async (request) =>
+      getUser(db, authOf(request).tenant.id, (request.params as Static<typeof UserParams>).userId),
+  );
+
+  app.patch(
+    '/v1/users/:userId',
+    {
+      schema: {
+        summary: 'Update a user: name, metadata, roles, disabled',
+        tags,
+        security,
+        params: UserParams,
+        body: UpdateBody,
+        response: { 200: userRef, ...problems(400, 401, 403, 404, 413, 415, 422, 429) },
+      },
+      onRequest: write,
+    },
+    async (request) => {
+      const tenantId = authOf(request).tenant.id;
+      const { userId } = request.params as Static<typeof UserParams>;
+      const { user, disabledNow } = await updateUser(
+        db,
+        tenantId,
+        userId,
+        request.body as Static<typeof UpdateBody>,
+      );
+      if (disabledNow) await ctx.sessions.revoke(tenantId, { userId }, 'user_disabled');
+      await ctx.bus.publish(`user:${userId}`);
+      return user;
+    },
+  );
+
+  app.delete(
+    '/v1/users/:userId',
+    {
+      schema: {
+        summary: 'Delete a user and every session of theirs',
+        tags,
+        security,
+        params: UserParams,
+        response: { 204: Type.Null(), ...problems(401, 403, 404, 429) },
+      },
+      onRequest: write,
+    },
+    async (request, reply) => {
+      const tenantId = authOf(request).tenant.id;
+      const { userId } = request.params as Static<typeof UserParams>;
+      await deleteUser(db, tenantId, userId);
+      await ctx.bus.publish(`user:${userId}`);
+      return reply.code(204).send();
+    },
+  );
+
+  app.get(
+    '/v1/users/:userId/sessions',
+    {
+      schema: {
+        summary: "List a user's sessions, newest first",
+        tags,
+        security,
+        params: UserParams,
+        response: {
+          200: Type.Object({ data: Type.Array(sessionRef) }),
+          ...problems(401, 403, 404, 429),
+        },
+      },
+      onRequest: read,
+    },
+    async (request) => {
+      const tenantId = authOf(request).tenant.id;
+      const { userId } = request.params as Static<typeof UserParams>;
+      await getUser(db, tenantId, userId);
+      return { data: await ctx.sessions.list(tenantId, userId) };
+    },
+  );
+
+  app.delete(
+    '/v1/users/:userId/sessions',
+    {
+      schema: {
+        summary: 'Revoke every session of a user (sign out everywhere)',
+        tags,
+        security,
+        params: UserParams,
+        response: { 204: Type.Null(), ...problems(401, 403, 404, 429) },
+      },
+      onRequest: sessionsWrite,
+    },
+    async (request, reply) => {
+      const tenantId = authOf(request).tenant.id;
+      const { userId } = request.params as Static<typeof UserParams>;
+      await getUser(db, tenantId, userId);
+      await ctx.sessions.revoke(tenantId, { userId }, 'revoked');
+      return reply.code(204).send();
+    },
+  );
+
+  app.delete(
+    '/v1/sessions/:sessionId',
+    {
+      schema: {
+        summary: 'Revoke one session',
+        tags: ['sessions'],
+        security,
+        params: SessionParams,
+        response: { 204: Type.Null(), ...problems(401, 403, 404, 429) },
+      },
+      onRequest: sessionsWrite,
+    },
+    async (request, reply) => {
+      const tenantId = authOf(request).tenant.id;
+      const { sessionId } = request.params as Static<typeof SessionParams>;
+      await ctx.sessions.get(tenantId, sessionId);
+      await ctx.sessions.revoke(tenantId, { sessionId }, 'revoked');
+      return reply.code(204).send();
+    },
+  );
+}

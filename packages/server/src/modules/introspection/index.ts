@@ -1,0 +1,1 @@
+export { type Introspection, type IntrospectionDeps, introspect } from './introspection.service.js';

@@ -1,0 +1,80 @@
+import type { Kysely } from 'kysely';
+import type { Schema, SigningKeyRow } from '../../storage/index.js';
+
+/** The key that signs at `now`: the newest one already activated and not yet retired. */
+export async function findSigningKey(
+  db: Kysely<Schema>,
+  tenantId: string,
+  now: number,
+): Promise<SigningKeyRow | undefined> {
+  return db
+    .selectFrom('signing_keys')
+    .selectAll()
+    .where('tenant_id', '=', tenantId)
+    .where('activates_at', '<=', now)
+    .where((eb) => eb.or([eb('retired_at', 'is', null), eb('retired_at', '>', now)]))
+    .orderBy('activates_at', 'desc')
+    .orderBy('id')
+    .executeTakeFirst();
+}
+
+/** The newest key that is not retired (the current signer, or the next one waiting). */
+export async function findNewestKey(
+  db: Kysely<Schema>,
+  tenantId: string,
+): Promise<SigningKeyRow | undefined> {
+  return db
+    .selectFrom('signing_keys')
+    .selectAll()
+    .where('tenant_id', '=', tenantId)
+    .where('retired_at', 'is', null)
+    .orderBy('activates_at', 'desc')
+    .executeTakeFirst();
+}
+
+export async function findKey(
+  db: Kysely<Schema>,
+  tenantId: string,
+  kid: string,
+): Promise<SigningKeyRow | undefined> {
+  return db
+    .selectFrom('signing_keys')
+    .selectAll()
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', kid)
+    .executeTakeFirst();
+}
+
+/** Keys to publish: the active one and retired ones whose tokens may still be live. */
+export async function publishedKeys(
+  db: Kysely<Schema>,
+  tenantId: string,
+  now: number,
+): Promise<SigningKeyRow[]> {
+  return db
+    .selectFrom('signing_keys')
+    .selectAll()
+    .where('tenant_id', '=', tenantId)
+    .where((eb) => eb.or([eb('retired_at', 'is', null), eb('publish_until', '>', now)]))
+    .orderBy('created_at', 'desc')
+    .execute();
+}
+
+export async function insertKey(db: Kysely<Schema>, row: SigningKeyRow): Promise<void> {
+  await db.insertInto('signing_keys').values(row).execute();
+}
+
+/** Retires every unretired key at `at` (the moment the next key starts signing). */
+export async function retireKeys(
+  db: Kysely<Schema>,
+  tenantId: string,
+  at: number,
+  publishUntil: number,
+): Promise<void> {
+  await db
+    .updateTable('signing_keys')
+    .set({ retired_at: at, publish_until: publishUntil })
+    .where('tenant_id', '=', tenantId)
+    .where('retired_at', 'is', null)
+    .execute();
+}

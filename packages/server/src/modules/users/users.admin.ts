@@ -1,0 +1,161 @@
+import type { Kysely } from 'kysely';
+import { type FieldError, LatchkeyError, validationFailed } from '../../errors/index.js';
+import type { Schema, UserRow } from '../../storage/index.js';
+import { emailKey } from './email.js';
+import { codePointLength } from './password.js';
+import { deleteUserRow, findUserById, listUserRows, updateUserRow } from './users.repository.js';
+import { FORBIDDEN_KEYS, METADATA_MAX_BYTES, NAME_MAX_LENGTH } from './users.schemas.js';
+
+/** A user as the API shows it. The password hash never leaves this module. */
+export interface User {
+  id: string;
+  email: string;
+  name: string | null;
+  metadata: Record<string, unknown>;
+  roles: string[];
+  emailVerified: boolean;
+  disabled: boolean;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export function toUser(row: UserRow): User {
+  return {
+    id: row.id,
+    email: row.email,
+    name: row.name,
+    metadata: JSON.parse(row.metadata) as Record<string, unknown>,
+    roles: JSON.parse(row.roles) as string[],
+    emailVerified: row.email_verified_at !== null,
+    disabled: row.disabled_at !== null,
+    createdAt: new Date(row.created_at).toISOString(),
+    updatedAt: new Date(row.updated_at).toISOString(),
+  };
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+export async function getUser(db: Kysely<Schema>, tenantId: string, id: string): Promise<User> {
+  const row = UUID.test(id) ? await findUserById(db, tenantId, id) : undefined;
+  if (!row) throw new LatchkeyError('not_found', `No user ${id}`);
+  return toUser(row);
+}
+
+export interface ListUsersInput {
+  email?: string;
+  limit?: number;
+  cursor?: string;
+}
+
+function decodeCursor(cursor: string): { createdAt: number; id: string } {
+  try {
+    const [createdAt, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as [
+      number,
+      string,
+    ];
+    if (Number.isInteger(createdAt) && typeof id === 'string') return { createdAt, id };
+  } catch {}
+  throw new LatchkeyError('invalid_request', 'cursor is not one this API returned');
+}
+
+/** Oldest first; pass `nextCursor` back as `cursor` for the next page. */
+export async function listUsers(
+  db: Kysely<Schema>,
+  tenantId: string,
+  input: ListUsersInput,
+): Promise<{ data: User[]; nextCursor: string | null }> {
+  const limit = input.limit ?? 20;
+  const rows = await listUserRows(db, tenantId, {
+    emailKey: input.email === undefined ? undefined : emailKey(input.email.trim()),
+    after: input.cursor ? decodeCursor(input.cursor) : undefined,
+    limit: limit + 1,
+  });
+  const page = rows.slice(0, limit);
+  const last = page.at(-1);
+  return {
+    data: page.map(toUser),
+    nextCursor:
+      rows.length > limit && last
+        ? Buffer.from(JSON.stringify([last.created_at, last.id])).toString('base64url')
+        : null,
+  };
+}
+
+export interface UpdateUserInput {
+  name?: string | null;
+  metadata?: Record<string, unknown>;
+  roles?: string[];
+  disabled?: boolean;
+}
+
+const ROLE = /^[A-Za-z0-9_.:-]{1,64}$/;
+
+export async function updateUser(
+  db: Kysely<Schema>,
+  tenantId: string,
+  id: string,
+  input: UpdateUserInput,
+): Promise<{ user: User; disabledNow: boolean }> {
+  const before = await getUser(db, tenantId, id);
+  const errors: FieldError[] = [];
+  if (typeof input.name === 'string') {
+    const name = input.name.trim();
+    if (
+      !name ||
+      codePointLength(name) > NAME_MAX_LENGTH ||
+      /\p{Cc}/u.test(name) ||
+      !name.isWellFormed()
+    ) {
+      errors.push({
+        path: '/name',
+        code: 'name_invalid',
+        message: `name must be 1 to ${NAME_MAX_LENGTH} printable characters`,
+      });
+    }
+  }
+  if (input.metadata !== undefined) {
+    if (Object.keys(input.metadata).some((k) => FORBIDDEN_KEYS.includes(k))) {
+      errors.push({
+        path: '/metadata',
+        code: 'metadata_invalid',
+        message: `metadata keys may not be ${FORBIDDEN_KEYS.join(', ')}`,
+      });
+    } else if (Buffer.byteLength(JSON.stringify(input.metadata)) > METADATA_MAX_BYTES) {
+      errors.push({
+        path: '/metadata',
+        code: 'metadata_too_large',
+        message: `metadata must be at most ${METADATA_MAX_BYTES} bytes as JSON`,
+      });
+    }
+  }
+  input.roles?.forEach((role, i) => {
+    if (!ROLE.test(role)) {
+      errors.push({
+        path: `/roles/${i}`,
+        code: 'roles_invalid',
+        message: 'a role is 1 to 64 of A-Z a-z 0-9 _ . : -',
+      });
+    }
+  });
+  if (errors.length) throw validationFailed(errors);
+  const now = Date.now();
+  await updateUserRow(db, tenantId, id, {
+    updated_at: now,
+    ...(input.name !== undefined ? { name: input.name === null ? null : input.name.trim() } : {}),
+    ...(input.metadata !== undefined ? { metadata: JSON.stringify(input.metadata) } : {}),
+    ...(input.roles !== undefined ? { roles: JSON.stringify([...new Set(input.roles)]) } : {}),
+    ...(input.disabled !== undefined
+      ? { disabled_at: input.disabled ? (before.disabled ? undefined : now) : null }
+      : {}),
+  });
+  return {
+    user: await getUser(db, tenantId, id),
+    disabledNow: input.disabled === true && !before.disabled,
+  };
+}
+
+export async function deleteUser(db: Kysely<Schema>, tenantId: string, id: string): Promise<void> {
+  if (!UUID.test(id) || !(await deleteUserRow(db, tenantId, id))) {
+    throw new LatchkeyError('not_found', `No user ${id}`);
+  }
+}

@@ -1,0 +1,270 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createKey } from '../src/modules/keys/index.js';
+import {
+  DIALECTS,
+  email,
+  json,
+  postJson,
+  startApp,
+  type TestApp,
+  type TestTenant,
+} from './support.js';
+
+const PASSWORD = 'correct horse battery staple';
+
+describe.each(DIALECTS)('user management on %s', (dialect) => {
+  let app: TestApp;
+  let t: TestTenant;
+  const call = (method: string, path: string, body?: unknown, key = t.secretKey) =>
+    app.request(path, {
+      method,
+      headers: {
+        authorization: `Bearer ${key}`,
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+
+  beforeAll(async () => {
+    app = await startApp(dialect);
+    t = await app.tenant();
+  });
+  afterAll(() => app.dispose());
+
+  async function signUp(tenant = t, address = email()) {
+    const res = await postJson(app, '/v1/auth/sign-up', tenant.secretKey, {
+      email: address,
+      password: PASSWORD,
+      name: 'N',
+    });
+    return (await json(res)).userId as string;
+  }
+
+  it('gets a user, without any password material', async () => {
+    const id = await signUp();
+    const res = await call('GET', `/v1/users/${id}`);
+    expect(res.status).toBe(200);
+    const user = await json(res);
+    expect(Object.keys(user).sort()).toEqual(
+      [
+        'createdAt',
+        'disabled',
+        'email',
+        'emailVerified',
+        'id',
+        'metadata',
+        'name',
+        'roles',
+        'updatedAt',
+      ].sort(),
+    );
+    expect(JSON.stringify(user)).not.toMatch(/argon|password/i);
+    expect((await call('GET', '/v1/users/00000000-0000-4000-8000-000000000000')).status).toBe(404);
+    expect((await call('GET', '/v1/users/not-a-uuid')).status).toBe(404);
+  });
+
+  it("never shows another tenant's user", async () => {
+    const other = await app.tenant();
+    const id = await signUp(other);
+    expect((await call('GET', `/v1/users/${id}`)).status).toBe(404);
+    expect((await call('PATCH', `/v1/users/${id}`, { name: 'x' })).status).toBe(404);
+    expect((await call('DELETE', `/v1/users/${id}`)).status).toBe(404);
+    expect((await call('GET', `/v1/users/${id}`, undefined, other.secretKey)).status).toBe(200);
+  });
+
+  it('lists users oldest first with a cursor, and filters by e-mail case-insensitively', async () => {
+    const tenant = await app.tenant();
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++) ids.push(await signUp(tenant, `Page${i}@Example.com`));
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const query: string = cursor ? `?limit=2&cursor=${cursor}` : '?limit=2';
+      const page = await json(await call('GET', `/v1/users${query}`, undefined, tenant.secretKey));
+      expect(page.data.length).toBeLessThanOrEqual(2);
+      seen.push(...page.data.map((u: { id: string }) => u.id));
+      cursor = page.nextCursor;
+    } while (cursor);
+    expect(seen).toEqual(ids);
+    const filtered = await json(
+      await call('GET', '/v1/users?email=PAGE3@example.COM', undefined, tenant.secretKey),
+    );
+    expect(filtered.data.map((u: { id: string }) => u.id)).toEqual([ids[3]]);
+    for (const bad of [
+      '?limit=0',
+      '?limit=101',
+      '?limit=abc',
+      '?cursor=%%%',
+      '?cursor=bm9wZQ',
+      '?unknown=1',
+    ]) {
+      const res = await call('GET', `/v1/users${bad}`, undefined, tenant.secretKey);
+      expect([400, 422], bad).toContain(res.status);
+    }
+  });
+
+  it('updates name, metadata and roles; new tokens carry the roles', async () => {
+    const address = email();
+    const id = await signUp(t, address);
+    const res = await call('PATCH', `/v1/users/${id}`, {
+      name: ' Grace ',
+      metadata: { tier: 2 },
+      roles: ['admin', 'billing:read'],
+    });
+    expect(res.status).toBe(200);
+    expect(await json(res)).toMatchObject({
+      name: 'Grace',
+      metadata: { tier: 2 },
+      roles: ['admin', 'billing:read'],
+    });
+    const signIn = await json(
+      await postJson(app, '/v1/auth/sign-in', t.secretKey, { email: address, password: PASSWORD }),
+    );
+    const claims = await json(
+      await postJson(app, '/api/auth/introspect', t.secretKey, { token: signIn.accessToken }),
+    );
+    expect(claims.roles).toEqual(['admin', 'billing:read']);
+  });
+
+  it('refuses bad updates and changes nothing', async () => {
+    const id = await signUp();
+    const before = await json(await call('GET', `/v1/users/${id}`));
+    for (const [body, status] of [
+      [{}, 422],
+      [{ roles: ['has space'] }, 422],
+      [{ roles: 'admin' }, 400],
+      [{ disabled: 'yes' }, 400],
+      [{ email: 'new@example.com' }, 422],
+      [{ metadata: { constructor: 1 } }, 422],
+      [{ name: 'n'.repeat(201) }, 422],
+    ] as const) {
+      const res = await call('PATCH', `/v1/users/${id}`, body);
+      expect(res.status, JSON.stringify(body)).toBe(status);
+    }
+    expect(await json(await call('GET', `/v1/users/${id}`))).toEqual(before);
+  });
+
+  it('lists and revokes sessions, one or all', async () => {
+    const address = email();
+    const id = await signUp(t, address);
+    const a = await json(
+      await postJson(app, '/v1/auth/sign-in', t.secretKey, { email: address, password: PASSWORD }),
+    );
+    const b = await json(
+      await postJson(app, '/v1/auth/sign-in', t.secretKey, { email: address, password: PASSWORD }),
+    );
+    const list = await json(await call('GET', `/v1/users/${id}/sessions`));
+    expect(list.data.map((s: { id: string }) => s.id).sort()).toEqual(
+      [a.sessionId, b.sessionId].sort(),
+    );
+    expect(list.data[0]).toMatchObject({ userId: id, revokedAt: null, ip: '127.0.0.1' });
+    expect((await call('DELETE', `/v1/sessions/${a.sessionId}`)).status).toBe(204);
+    expect((await call('DELETE', `/v1/users/${id}/sessions`)).status).toBe(204);
+    const after = await json(await call('GET', `/v1/users/${id}/sessions`));
+    expect(after.data.every((s: { revokedAt: string | null }) => s.revokedAt !== null)).toBe(true);
+    const reasons = after.data.map((s: { id: string; revokedReason: string }) => [
+      s.id,
+      s.revokedReason,
+    ]);
+    expect(Object.fromEntries(reasons)).toEqual({
+      [a.sessionId]: 'revoked',
+      [b.sessionId]: 'revoked',
+    });
+    expect((await call('DELETE', '/v1/sessions/00000000-0000-4000-8000-000000000000')).status).toBe(
+      404,
+    );
+  });
+
+  it('deletes a user and every session; the address can sign up again', async () => {
+    const address = email();
+    const id = await signUp(t, address);
+    expect((await call('DELETE', `/v1/users/${id}`)).status).toBe(204);
+    expect((await call('GET', `/v1/users/${id}`)).status).toBe(404);
+    expect((await call('DELETE', `/v1/users/${id}`)).status).toBe(404);
+    expect(await signUp(t, address)).not.toBe(id);
+  });
+
+  it('enforces scopes: users:read cannot write, users:write cannot revoke sessions', async () => {
+    const id = await signUp();
+    const reader = await createKey(app.ctx.database.db, t.tenant.id, {
+      kind: 'secret',
+      scopes: ['users:read'],
+    });
+    const writer = await createKey(app.ctx.database.db, t.tenant.id, {
+      kind: 'secret',
+      scopes: ['users:write'],
+    });
+    expect((await call('GET', `/v1/users/${id}`, undefined, reader.plaintext)).status).toBe(200);
+    expect((await call('PATCH', `/v1/users/${id}`, { name: 'x' }, reader.plaintext)).status).toBe(
+      403,
+    );
+    expect((await call('GET', `/v1/users/${id}`, undefined, writer.plaintext)).status).toBe(403);
+    expect(
+      (await call('DELETE', `/v1/users/${id}/sessions`, undefined, writer.plaintext)).status,
+    ).toBe(403);
+  });
+});
+
+describe('failed sign-ins are slowed, then refused', () => {
+  let app: TestApp;
+  let t: TestTenant;
+  const policy = {
+    windowSeconds: 60,
+    account: { slowAfter: 2, refuseAfter: 4 },
+    address: { refuseAfter: 8 },
+    slowStepMs: 150,
+    slowMaxMs: 1000,
+  };
+  const signIn = (address: string, password: string, ip?: string) =>
+    app.request('/v1/auth/sign-in', {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${t.secretKey}`,
+        'content-type': 'application/json',
+        ...(ip ? { 'x-forwarded-for': ip } : {}),
+      },
+      body: JSON.stringify({ email: address, password }),
+    });
+
+  beforeAll(async () => {
+    app = await startApp('sqlite', { signInPolicy: policy, env: { TRUST_PROXY: '127.0.0.1' } });
+    t = await app.tenant();
+  });
+  afterAll(() => app.dispose());
+
+  it('per account: slowed after the threshold, 429 after the limit, even with the right password', async () => {
+    const address = email();
+    await postJson(app, '/v1/auth/sign-up', t.secretKey, { email: address, password: PASSWORD });
+    const timings: number[] = [];
+    for (let i = 0; i < 4; i++) {
+      const start = performance.now();
+      expect((await signIn(address, 'wrong-password', `192.0.2.${i}`)).status).toBe(401);
+      timings.push(performance.now() - start);
+    }
+    // The 3rd and 4th failures waited 150 and 300 ms before the work began.
+    expect(timings[2] as number).toBeGreaterThan(150);
+    expect(timings[3] as number).toBeGreaterThan(300);
+    const refused = await signIn(address, PASSWORD, '192.0.2.99');
+    expect(refused.status).toBe(429);
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect((await json(refused)).code).toBe('rate_limited');
+  });
+
+  it('a success before the limit clears the count', async () => {
+    const address = email();
+    await postJson(app, '/v1/auth/sign-up', t.secretKey, { email: address, password: PASSWORD });
+    for (let i = 0; i < 3; i++)
+      expect((await signIn(address, 'bad-password', '198.51.100.1')).status).toBe(401);
+    expect((await signIn(address, PASSWORD, '198.51.100.1')).status).toBe(200);
+    for (let i = 0; i < 3; i++)
+      expect((await signIn(address, 'bad-password', '198.51.100.1')).status).toBe(401);
+    expect((await signIn(address, PASSWORD, '198.51.100.1')).status).toBe(200);
+  });
+
+  it('per client address: many accounts from one address are refused; other addresses are not', async () => {
+    for (let i = 0; i < 8; i++)
+      expect((await signIn(email('spray'), 'bad-password', '203.0.113.5')).status).toBe(401);
+    expect((await signIn(email('spray'), 'bad-password', '203.0.113.5')).status).toBe(429);
+    expect((await signIn(email('spray'), 'bad-password', '203.0.113.6')).status).toBe(401);
+  });
+});
