@@ -1,0 +1,58 @@
+/** The claims of a verified Latchkey access token. */
+export interface LatchkeyClaims {
+  /** Issuer: `{authUrl}/t/{tenantId}`. */
+  iss: string;
+  /** The user's id (UUID). */
+  sub: string;
+  email: string;
+  /** The tenant's id (UUID). */
+  tid: string;
+  /** The session's id (UUID); revoking the session ends the token at introspection. */
+  sid: string;
+  roles: string[];
+  /** Space-separated scopes. */
+  scope: string;
+  /** Issued at, seconds since the epoch. */
+  iat: number;
+  /** Expires at, seconds since the epoch. */
+  exp: number;
+  /** The token's unique id. */
+  jti: string;
+}
+
+const STRING_CLAIMS = ['iss', 'sub', 'email', 'tid', 'sid', 'scope', 'jti'] as const;
+const NUMBER_CLAIMS = ['iat', 'exp'] as const;
+
+/** Names of the claims that are absent or of the wrong type; empty when the set is sound. */
+export function invalidClaims(payload: Record<string, unknown>): string[] {
+  const invalid: string[] = [];
+  for (const name of STRING_CLAIMS) {
+    const value = payload[name];
+    if (typeof value !== 'string' || (name !== 'scope' && value === '')) invalid.push(name);
+  }
+  for (const name of NUMBER_CLAIMS) {
+    if (!Number.isFinite(payload[name])) invalid.push(name);
+  }
+  const roles = payload.roles;
+  if (!Array.isArray(roles) || !roles.every((role) => typeof role === 'string')) {
+    invalid.push('roles');
+  }
+  return invalid;
+}
+
+/** Copies exactly the Latchkey claims, so nothing else a token carries leaks into `req.auth`. */
+export function pickClaims(payload: Record<string, unknown>): LatchkeyClaims {
+  const claims = payload as unknown as LatchkeyClaims;
+  return {
+    iss: claims.iss,
+    sub: claims.sub,
+    email: claims.email,
+    tid: claims.tid,
+    sid: claims.sid,
+    roles: [...claims.roles],
+    scope: claims.scope,
+    iat: claims.iat,
+    exp: claims.exp,
+    jti: claims.jti,
+  };
+}

@@ -1,0 +1,26 @@
+export type { LatchkeyClaims } from './claims.js';
+export type { LatchkeyOptions } from './config.js';
+export {
+  LatchkeyApiError,
+  type LatchkeyApiErrorDetails,
+  type LatchkeyConfigErrorCode,
+  LatchkeyError,
+  type LatchkeyErrorDetails,
+  LatchkeyTokenError,
+  type LatchkeyTokenErrorCode,
+} from './errors.js';
+export type { IntrospectionResult } from './introspect.js';
+export { createLatchkey, type Latchkey } from './latchkey.js';
+export type {
+  AuthenticatedRequest,
+  ExpressLikeRequest,
+  ExpressMiddleware,
+  FastifyHook,
+  FastifyLikeReply,
+  FastifyLikeRequest,
+  MiddlewareOptions,
+  NodeLikeResponse,
+  NodeRequestListener,
+  OptionallyAuthenticatedRequest,
+  RequestHeaders,
+} from './middleware.js';
