@@ -136,7 +136,13 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     ? redisBus(redis, (error) => app.log.warn({ err: error }, 'invalidation bus error'))
     : localBus({ cache: false });
   const signingKeys = new SigningKeys(database.db, box);
-  const sessions = new Sessions({ db: database.db, signingKeys, bus, authUrl: config.publicUrl });
+  const sessions = new Sessions({
+    db: database.db,
+    signingKeys,
+    bus,
+    authUrl: config.publicUrl,
+    onCacheLookup: (hit) => metrics.sessionCache.inc({ result: hit ? 'hit' : 'miss' }),
+  });
   const ctx: AppContext = {
     config,
     database,

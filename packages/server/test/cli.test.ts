@@ -3,19 +3,15 @@
  * database, and a key it makes used against a real server on the same database.
  */
 import { type ExecFileException, execFile } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { DialectName } from '../src/storage/index.js';
 import {
   type Body,
   DIALECTS,
   freshDatabaseUrl,
   json,
-  PG_URL,
   postJson,
   SECRET,
   startApp,
@@ -51,35 +47,6 @@ async function latchkey(args: string[], env: Record<string, string>): Promise<Re
 function parsed(result: Result): Body {
   expect(result, result.stderr).toMatchObject({ code: 0, stderr: '' });
   return JSON.parse(result.stdout) as Body;
-}
-
-async function onAdmin(url: string, statement: string): Promise<void> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    await client.query(statement);
-  } finally {
-    await client.end();
-  }
-}
-
-/**
- * A database of its own. PostgreSQL gets a whole database rather than `freshDatabaseUrl`'s
- * schema: migrating a fresh schema fails while another schema of the same database is
- * migrated (bug pinned in storage.test.ts), and the test files run in parallel.
- */
-async function isolatedDatabaseUrl(
-  dialect: DialectName,
-): Promise<{ url: string; drop(): Promise<void> }> {
-  if (dialect === 'sqlite') return freshDatabaseUrl('sqlite');
-  const name = `lk_cli_${randomUUID().replaceAll('-', '').slice(0, 16)}`;
-  await onAdmin(PG_URL, `create database ${name}`);
-  const url = new URL(PG_URL);
-  url.pathname = `/${name}`;
-  return {
-    url: url.toString(),
-    drop: () => onAdmin(PG_URL, `drop database if exists ${name} with (force)`),
-  };
 }
 
 const ALL_SCOPES = ['users:read', 'users:write', 'sessions:write', 'tokens:introspect'];
@@ -125,7 +92,7 @@ describe.each(DIALECTS)('latchkey CLI on %s', (dialect) => {
   const secrets: string[] = [];
 
   beforeAll(async () => {
-    fresh = await isolatedDatabaseUrl(dialect);
+    fresh = await freshDatabaseUrl(dialect);
     env = { DATABASE_URL: fresh.url, LATCHKEY_SECRET: SECRET };
   });
   afterAll(() => fresh?.drop());

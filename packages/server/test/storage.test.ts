@@ -4,50 +4,18 @@
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LatchkeyError } from '../src/errors/index.js';
 import { createKey, resolveKey, revokeKey } from '../src/modules/keys/index.js';
 import { createTenant, type TenantInput } from '../src/modules/tenants/index.js';
 import {
   type Database,
-  type DialectName,
   isUniqueViolation,
   migrateToLatest,
   openDatabase,
   pendingMigrations,
 } from '../src/storage/index.js';
-import { DIALECTS, freshDatabaseUrl, HAVE_POSTGRES, PG_URL } from './support.js';
-
-async function onAdmin(url: string, statement: string): Promise<void> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    await client.query(statement);
-  } finally {
-    await client.end();
-  }
-}
-
-/**
- * A database of its own. SQLite: `freshDatabaseUrl`. PostgreSQL: a whole database rather than
- * `freshDatabaseUrl`'s schema, because migrating a fresh schema fails while another schema of
- * the same database holds Kysely's migration tables (see the known-bug test at the end), and
- * the test files run in parallel.
- */
-async function isolatedDatabaseUrl(
-  dialect: DialectName,
-): Promise<{ url: string; drop(): Promise<void> }> {
-  if (dialect === 'sqlite') return freshDatabaseUrl('sqlite');
-  const name = `lk_storage_${randomUUID().replaceAll('-', '').slice(0, 16)}`;
-  await onAdmin(PG_URL, `create database ${name}`);
-  const url = new URL(PG_URL);
-  url.pathname = `/${name}`;
-  return {
-    url: url.toString(),
-    drop: () => onAdmin(PG_URL, `drop database if exists ${name} with (force)`),
-  };
-}
+import { DIALECTS, freshDatabaseUrl, HAVE_POSTGRES } from './support.js';
 
 /** The rejection of `promise`; fails the test when it resolves. */
 async function rejectionOf(promise: Promise<unknown>): Promise<unknown> {
@@ -67,7 +35,7 @@ describe.each(DIALECTS)('storage on %s', (dialect) => {
     let database: Database;
 
     beforeAll(async () => {
-      fresh = await isolatedDatabaseUrl(dialect);
+      fresh = await freshDatabaseUrl(dialect);
       database = openDatabase(fresh.url, { poolSize: 2 });
     });
     afterAll(async () => {
@@ -91,7 +59,14 @@ describe.each(DIALECTS)('storage on %s', (dialect) => {
       expect(first.results).toEqual(
         pending.map((migrationName) => ({ migrationName, direction: 'Up', status: 'Success' })),
       );
-      const tables = (await database.db.introspection.getTables()).map((t) => t.name);
+      // On PostgreSQL, only this schema's tables (introspection sees every schema).
+      const schema =
+        dialect === 'postgres'
+          ? (await sql<{ s: string }>`select current_schema() as s`.execute(database.db)).rows[0]?.s
+          : undefined;
+      const tables = (await database.db.introspection.getTables())
+        .filter((t) => schema === undefined || t.schema === schema)
+        .map((t) => t.name);
       expect(tables).toEqual(expect.arrayContaining(['api_keys', 'tenants', 'users']));
 
       const second = await migrateToLatest(database.db as never);
@@ -107,7 +82,7 @@ describe.each(DIALECTS)('storage on %s', (dialect) => {
     const db = () => database.db;
 
     beforeAll(async () => {
-      fresh = await isolatedDatabaseUrl(dialect);
+      fresh = await freshDatabaseUrl(dialect);
       database = openDatabase(fresh.url, { poolSize: 4 });
       await migrateToLatest(database.db as never);
     });
@@ -417,36 +392,30 @@ describe.each(DIALECTS)('storage on %s', (dialect) => {
 });
 
 /**
- * Kysely's Migrator, given no `migrationTableSchema`, looks for its tables in every schema
- * of the database; ours pins it to the current schema, so two deployments can share one
- * PostgreSQL database in two schemas.
+ * Regression: Kysely's Migrator, given no `migrationTableSchema`, looks for its tables in every
+ * schema of the database, so a fresh schema next to a migrated one was taken for migrated and
+ * failed with `relation "kysely_migration" does not exist`. Ours pins it to the current schema.
  */
 describe.runIf(HAVE_POSTGRES)('migrations on PostgreSQL with two schemas in one database', () => {
-  let fresh: { url: string; drop(): Promise<void> };
+  const schemas: { url: string; drop(): Promise<void> }[] = [];
   const opened: Database[] = [];
-  const schemaUrl = (schema: string) => {
-    const url = new URL(fresh.url);
-    url.searchParams.set('options', `-c search_path=${schema}`);
-    return url.toString();
-  };
 
-  beforeAll(async () => {
-    fresh = await isolatedDatabaseUrl('postgres');
-    await onAdmin(fresh.url, 'create schema first_app; create schema second_app');
-  });
   afterAll(async () => {
     for (const database of opened) await database.close();
-    await fresh?.drop();
+    for (const schema of schemas) await schema.drop();
   });
 
   it('migrates a fresh schema while another schema is already migrated', async () => {
-    const first = openDatabase(schemaUrl('first_app'), { poolSize: 1 });
-    const second = openDatabase(schemaUrl('second_app'), { poolSize: 1 });
+    schemas.push(await freshDatabaseUrl('postgres'), await freshDatabaseUrl('postgres'));
+    const [first, second] = schemas.map((s) => openDatabase(s.url, { poolSize: 1 }));
+    if (!first || !second) throw new Error('two schemas expected');
     opened.push(first, second);
     await migrateToLatest(first.db as never);
     const pending = await pendingMigrations(second.db as never);
     expect(pending[0]).toBe('001-foundation');
     const result = await migrateToLatest(second.db as never);
     expect(result.results?.map((r) => r.migrationName)).toEqual(pending);
+    expect(await pendingMigrations(first.db as never)).toEqual([]);
+    expect(await pendingMigrations(second.db as never)).toEqual([]);
   });
 });

@@ -4,6 +4,7 @@
  * elsewhere the suites that need them skip with a one-line notice.
  */
 import { randomUUID } from 'node:crypto';
+import { type AddressInfo, createServer } from 'node:net';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -144,7 +145,19 @@ export interface TestTenant {
   publishableKey: string;
 }
 
-/** A real app on a real database, listening on a loopback port. */
+/** A free loopback port (closed again at once; the app binds it right after). */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/**
+ * A real app on a real database, listening on a loopback port; PUBLIC_URL is that
+ * address, so token issuers and JWKS URLs are the ones a client really reaches.
+ */
 export async function startApp(
   dialect: DialectName,
   options: TestAppOptions = {},
@@ -152,12 +165,14 @@ export async function startApp(
   const fresh = options.databaseUrl
     ? { url: options.databaseUrl, drop: async () => {} }
     : await freshDatabaseUrl(dialect);
+  const port = options.env?.PORT ? Number(options.env.PORT) : await freePort();
   const config = loadConfig(
     {
       DATABASE_URL: fresh.url,
       LATCHKEY_SECRET: SECRET,
       LOG_LEVEL: 'info',
-      PORT: '0',
+      PORT: String(port),
+      PUBLIC_URL: `http://127.0.0.1:${port}`,
       ...options.env,
     },
     { warn: () => {} },
@@ -171,9 +186,8 @@ export async function startApp(
     rateLimitPrefix: options.rateLimitPrefix ?? `lk:test:${randomUUID()}`,
     signInPolicy: options.signInPolicy,
   });
-  await built.app.listen({ port: 0, host: '127.0.0.1' });
-  const address = built.app.server.address();
-  const url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+  await built.app.listen({ port, host: '127.0.0.1' });
+  const url = `http://127.0.0.1:${port}`;
   return {
     ...built,
     url,

@@ -6,6 +6,7 @@ export interface Metrics {
   duration: Histogram<'method' | 'route'>;
   signUps: Counter<'outcome'>;
   rateLimited: Counter<'scope'>;
+  sessionCache: Counter<'result'>;
 }
 
 /** One registry per app instance, so that several apps in one process never share counters. */
@@ -31,6 +32,12 @@ export function createMetrics(): Metrics {
       name: 'latchkey_sign_ups_total',
       help: 'Sign-up attempts by outcome',
       labelNames: ['outcome'],
+      registers: [registry],
+    }),
+    sessionCache: new Counter({
+      name: 'latchkey_session_cache_total',
+      help: 'Session-state look-ups for introspection: hit (cached) or miss (database)',
+      labelNames: ['result'],
       registers: [registry],
     }),
     rateLimited: new Counter({

@@ -56,6 +56,8 @@ export interface SessionsDeps {
   bus: InvalidationBus;
   /** `{auth_url}`: issuers are `{auth_url}/t/{tenant_id}`. */
   authUrl: string;
+  /** Told whether each session-state look-up came from the cache. */
+  onCacheLookup?: (hit: boolean) => void;
 }
 
 export function issuerOf(authUrl: string, tenantId: string): string {
@@ -224,6 +226,7 @@ export class Sessions {
   async isActive(tenantId: string, sessionId: string, userId: string): Promise<boolean> {
     const live = this.#deps.bus.live;
     let state = live ? this.#states.get(sessionId) : undefined;
+    this.#deps.onCacheLookup?.(state !== undefined);
     if (!state) {
       const row = await findSessionState(this.#deps.db, tenantId, sessionId);
       state = {

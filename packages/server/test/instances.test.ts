@@ -1,0 +1,195 @@
+/**
+ * Several instances: two real server processes on one PostgreSQL schema and one Redis.
+ * A session revoked through one instance answers inactive on the other within a second,
+ * although the other had the session's state cached.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createKey } from '../src/modules/keys/index.js';
+import { createTenant } from '../src/modules/tenants/index.js';
+import { migrateToLatest, openDatabase } from '../src/storage/index.js';
+import {
+  freePort,
+  freshDatabaseUrl,
+  HAVE_POSTGRES,
+  HAVE_REDIS,
+  REDIS_URL,
+  SECRET,
+} from './support.js';
+
+const MAIN = fileURLToPath(new URL('../dist/main.js', import.meta.url));
+const PASSWORD = 'correct horse battery staple';
+
+interface Instance {
+  url: string;
+  child: ChildProcess;
+  output: string[];
+}
+
+async function start(env: Record<string, string>): Promise<Instance> {
+  const port = await freePort();
+  const output: string[] = [];
+  const child = spawn(process.execPath, [MAIN, 'serve'], {
+    env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  child.stdout?.on('data', (d) => output.push(String(d)));
+  child.stderr?.on('data', (d) => output.push(String(d)));
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 15_000;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`instance exited: ${output.join('')}`);
+    const ready = await fetch(`${url}/readyz`).then(
+      (r) => r.status === 200,
+      () => false,
+    );
+    if (ready) return { url, child, output };
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  child.kill('SIGKILL');
+  throw new Error(`instance did not become ready: ${output.join('')}`);
+}
+
+async function stop(instance: Instance | undefined) {
+  if (!instance || instance.child.exitCode !== null) return;
+  const exited = new Promise((r) => instance.child.once('exit', r));
+  instance.child.kill('SIGTERM');
+  await Promise.race([exited, new Promise((r) => setTimeout(r, 5000))]);
+  if (instance.child.exitCode === null) instance.child.kill('SIGKILL');
+}
+
+async function cacheHits(instance: Instance): Promise<number> {
+  const text = await (await fetch(`${instance.url}/metrics`)).text();
+  return Number(/latchkey_session_cache_total\{result="hit"\} (\d+)/.exec(text)?.[1] ?? 0);
+}
+
+describe.runIf(HAVE_POSTGRES && HAVE_REDIS)('two instances on one PostgreSQL and one Redis', () => {
+  let a: Instance | undefined;
+  let b: Instance | undefined;
+  let drop: () => Promise<void>;
+  let secretKey: string;
+  let tenantId: string;
+  let limitedKey: string;
+
+  beforeAll(async () => {
+    const fresh = await freshDatabaseUrl('postgres');
+    drop = fresh.drop;
+    const database = openDatabase(fresh.url, { poolSize: 1 });
+    await migrateToLatest(database.db as never);
+    const tenant = await createTenant(database.db, {
+      name: 'Shared',
+      plan: 'enterprise',
+      rps: 1000,
+      rpm: 100_000,
+    });
+    secretKey = (await createKey(database.db, tenant.id, { kind: 'secret' })).plaintext;
+    tenantId = tenant.id;
+    const limited = await createTenant(database.db, {
+      name: 'Limited',
+      plan: 'enterprise',
+      rps: 1000,
+      rpm: 4,
+    });
+    limitedKey = (await createKey(database.db, limited.id, { kind: 'secret' })).plaintext;
+    await database.close();
+    const env = {
+      DATABASE_URL: fresh.url,
+      REDIS_URL,
+      LATCHKEY_SECRET: SECRET,
+      PUBLIC_URL: 'http://127.0.0.1:1',
+    };
+    [a, b] = await Promise.all([start(env), start(env)]);
+  }, 60_000);
+
+  afterAll(async () => {
+    await Promise.all([stop(a), stop(b)]);
+    await drop?.();
+  });
+
+  const post = (instance: Instance | undefined, path: string, body: unknown) =>
+    fetch(`${instance?.url}${path}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${secretKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+  const introspect = async (instance: Instance | undefined, token: string) =>
+    (await (await post(instance, '/api/auth/introspect', { token })).json()) as { active: boolean };
+
+  async function signedIn(address: string) {
+    expect((await post(a, '/v1/auth/sign-up', { email: address, password: PASSWORD })).status).toBe(
+      201,
+    );
+    const res = await post(a, '/v1/auth/sign-in', { email: address, password: PASSWORD });
+    expect(res.status).toBe(200);
+    return (await res.json()) as { accessToken: string; sessionId: string; user: { id: string } };
+  }
+
+  /** Milliseconds until `instance` answers inactive for `token` (fails after 1 s). */
+  async function untilInactive(instance: Instance | undefined, token: string, since: number) {
+    while (Date.now() - since < 1000) {
+      if (!(await introspect(instance, token)).active) return Date.now() - since;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    throw new Error('still active after one second');
+  }
+
+  it('a session revoked on A is inactive on B within a second, though B had it cached', async () => {
+    const s = await signedIn(`multi-${Date.now()}@example.com`);
+    expect((await introspect(b, s.accessToken)).active).toBe(true);
+    const hitsBefore = await cacheHits(b as Instance);
+    expect((await introspect(b, s.accessToken)).active).toBe(true);
+    expect(await cacheHits(b as Instance)).toBe(hitsBefore + 1);
+
+    const since = Date.now();
+    const revoke = await fetch(`${a?.url}/v1/sessions/${s.sessionId}`, {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${secretKey}` },
+    });
+    expect(revoke.status).toBe(204);
+    expect(await untilInactive(b, s.accessToken, since)).toBeLessThan(1000);
+    expect((await introspect(a, s.accessToken)).active).toBe(false);
+  });
+
+  it('a user disabled on B is inactive on A within a second', async () => {
+    const s = await signedIn(`disable-${Date.now()}@example.com`);
+    expect((await introspect(a, s.accessToken)).active).toBe(true);
+    expect((await introspect(a, s.accessToken)).active).toBe(true);
+    const since = Date.now();
+    const patch = await fetch(`${b?.url}/v1/users/${s.user.id}`, {
+      method: 'PATCH',
+      headers: { authorization: `Bearer ${secretKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ disabled: true }),
+    });
+    expect(patch.status).toBe(200);
+    expect(await untilInactive(a, s.accessToken, since)).toBeLessThan(1000);
+  });
+
+  it('both instances sign with one tenant key and count one rate-limit budget', async () => {
+    const fromA = await signedIn(`key-a-${Date.now()}@example.com`);
+    const jwks = (await (await fetch(`${b?.url}/t/${tenantId}/.well-known/jwks.json`)).json()) as {
+      keys: { kid: string }[];
+    };
+    const kid = JSON.parse(
+      Buffer.from(fromA.accessToken.split('.')[0] as string, 'base64url').toString(),
+    ).kid;
+    expect(jwks.keys.map((k) => k.kid)).toContain(kid);
+
+    const strict = (body: unknown, instance: Instance | undefined) =>
+      fetch(`${instance?.url}/v1/auth/sign-up`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${limitedKey}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      }).then((r) => r.status);
+    const cheap = { email: 'not-an-address', password: 'x' };
+    const statuses = [
+      await strict(cheap, a),
+      await strict(cheap, b),
+      await strict(cheap, a),
+      await strict(cheap, b),
+    ];
+    expect(statuses).toEqual([422, 422, 422, 422]);
+    expect(await strict(cheap, a)).toBe(429);
+    expect(await strict(cheap, b)).toBe(429);
+  });
+});
