@@ -4,7 +4,6 @@ import { migrateToLatest, openDatabase } from '../storage/index.js';
 import { UsageError } from './args.js';
 import { keysCommand } from './keys.js';
 import type { Output } from './output.js';
-import { serveCommand } from './serve.js';
 import { signingKeyCommand } from './signing-key.js';
 import { tenantCommand } from './tenant.js';
 
@@ -29,11 +28,14 @@ LATCHKEY_SECRET, SMTP_URL, TRUST_PROXY, LATCHKEY_PROVIDER_ENDPOINTS.`;
 async function withDatabase(
   config: Config,
   run: (db: ReturnType<typeof openDatabase>) => Promise<void>,
+  options: { migrateSqlite: boolean } = { migrateSqlite: true },
 ) {
   const database = openDatabase(config.databaseUrl, { poolSize: 2 });
   try {
     // Every command works on an up-to-date schema; SQLite is migrated in place like `serve` does.
-    if (database.dialect === 'sqlite') await migrateToLatest(database.db as never);
+    if (options.migrateSqlite && database.dialect === 'sqlite') {
+      await migrateToLatest(database.db as never);
+    }
     await run(database);
   } finally {
     await database.close();
@@ -54,17 +56,24 @@ export async function runCli(
     }
     const config = loadConfig(env, { warn: (m) => output.err(`warning: ${m}`) });
     switch (command) {
-      case 'serve':
+      case 'serve': {
+        // Loaded only here: the other commands start without Fastify and its plugins.
+        const { serveCommand } = await import('./serve.js');
         await serveCommand(config, args, output);
         return 0;
+      }
       case 'migrate':
-        await withDatabase(config, async (database) => {
-          const result = await migrateToLatest(database.db as never);
-          const applied = result.results?.map((r) => r.migrationName) ?? [];
-          output.out(
-            applied.length ? `applied: ${applied.join(', ')}` : 'the database is up to date',
-          );
-        });
+        await withDatabase(
+          config,
+          async (database) => {
+            const result = await migrateToLatest(database.db as never);
+            const applied = result.results?.map((r) => r.migrationName) ?? [];
+            output.out(
+              applied.length ? `applied: ${applied.join(', ')}` : 'the database is up to date',
+            );
+          },
+          { migrateSqlite: false },
+        );
         return 0;
       case 'tenant':
         await withDatabase(config, (database) => tenantCommand(database, args, output));

@@ -77,6 +77,15 @@ export async function createKey(
   input: CreateKeyInput,
 ): Promise<{ key: ApiKey; plaintext: string }> {
   const tenant = await getTenant(db, tenantId);
+  if (input.kind === 'publishable' && input.scopes?.length) {
+    throw validationFailed([
+      {
+        path: '/scopes',
+        code: 'scopes_invalid',
+        message: 'publishable keys carry no scopes; scopes are for secret keys',
+      },
+    ]);
+  }
   const scopes = input.kind === 'secret' ? (input.scopes ?? [...SCOPES]) : [];
   const unknown = scopes.filter((s) => !(SCOPES as readonly string[]).includes(s));
   if (unknown.length || (input.kind === 'secret' && scopes.length === 0)) {

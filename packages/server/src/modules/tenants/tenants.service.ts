@@ -79,8 +79,9 @@ export function checkOrigin(origin: string, environment: Environment): string | 
   } catch {
     return 'is not an absolute URL';
   }
-  if (url.origin !== origin.replace(/\/$/, ''))
+  if (url.pathname !== '/' || url.search || url.hash || url.username || url.password) {
     return 'must be an origin only (no path, query or credentials)';
+  }
   if (url.protocol === 'https:') return null;
   if (url.protocol !== 'http:') return 'must use https';
   if (environment !== 'development') return 'http is allowed only on development tenants';
@@ -159,8 +160,8 @@ const normaliseOrigins = (origins: string[]) => [...new Set(origins.map((o) => n
 
 export async function createTenant(db: Kysely<Schema>, input: TenantInput): Promise<Tenant> {
   const environment = input.environment ?? 'development';
-  validateInput(input, environment, true);
   const plan = input.plan ?? 'free';
+  validateInput({ ...input, plan }, environment, true);
   const now = Date.now();
   const row: TenantRow = {
     id: randomUUID(),

@@ -27,10 +27,19 @@ async function migrator(db: Kysely<unknown>): Promise<Migrator> {
   });
 }
 
+/**
+ * Applies pending migrations. PostgreSQL serialises concurrent runs with an advisory lock;
+ * SQLite has no such lock in Kysely, so when two processes race on a fresh file the loser
+ * re-checks and is done once the winner has applied everything.
+ */
 export async function migrateToLatest(db: Kysely<unknown>): Promise<MigrationResultSet> {
-  const result = await (await migrator(db)).migrateToLatest();
-  if (result.error) throw result.error;
-  return result;
+  for (let attempt = 1; ; attempt++) {
+    const result = await (await migrator(db)).migrateToLatest();
+    if (!result.error) return result;
+    if (attempt >= 5) throw result.error;
+    await new Promise((resolve) => setTimeout(resolve, 50 * attempt));
+    if ((await pendingMigrations(db)).length === 0) return { results: [] };
+  }
 }
 
 /** Names of migrations not yet applied to this database. */
