@@ -167,7 +167,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     const methods = Array.isArray(route.method) ? route.method : [route.method];
     for (const method of methods) if (method !== 'HEAD') routes.push(`${method} ${route.url}`);
   });
-  app.decorateRequest('auth', undefined);
+  app.decorateRequest('apiKey', undefined);
   app.setErrorHandler(errorHandler);
   app.setNotFoundHandler((request, reply) =>
     sendProblem(

@@ -68,14 +68,14 @@ export function requireSecretKey(ctx: AppContext, scope: Scope): onRequestHookHa
     if (!auth.key.scopes.includes(scope)) {
       throw new LatchkeyError('forbidden', `This key lacks the ${scope} scope`);
     }
-    request.auth = auth;
+    request.apiKey = auth;
   };
 }
 
 /** Step "rate-limit": the tenant's plan, counted across all its keys and instances. */
 export function rateLimitTenant(ctx: AppContext): onRequestHookHandler {
   return async (request: FastifyRequest, reply: FastifyReply) => {
-    const tenant = request.auth?.tenant;
+    const tenant = request.apiKey?.tenant;
     if (!tenant) return;
     const decision = await ctx.limiter.consume(`tenant:${tenant.id}`, planWindows(tenant.limits));
     reply.header('ratelimit-policy', decision.policyHeader);
@@ -98,6 +98,6 @@ export function rateLimitTenant(ctx: AppContext): onRequestHookHandler {
 
 /** The key and tenant that the authentication step put on the request. */
 export function authOf(request: FastifyRequest): KeyContext {
-  if (!request.auth) throw new LatchkeyError('unauthorized', 'This route needs a key');
-  return request.auth;
+  if (!request.apiKey) throw new LatchkeyError('unauthorized', 'This route needs a key');
+  return request.apiKey;
 }

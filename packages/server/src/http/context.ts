@@ -28,7 +28,7 @@ export interface AppContext {
 
 declare module 'fastify' {
   interface FastifyRequest {
-    /** Set by the key-authentication step of a protected route. */
-    auth: KeyContext | undefined;
+    /** The key and tenant, set by the key-authentication step of a protected route. */
+    apiKey: KeyContext | undefined;
   }
 }
