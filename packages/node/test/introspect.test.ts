@@ -1,20 +1,31 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import type { TestTenant } from '../../server/test/support.js';
 import { createLatchkey, LatchkeyApiError, LatchkeyError } from '../src/index.js';
-import { closedPortUrl, FakeLatchkey, fakeSecretKey } from './fake-latchkey.js';
+import {
+  INTROSPECT_ROUTE,
+  type RealLatchkey,
+  type Session,
+  startLatchkey,
+  stoppedLatchkey,
+} from './latchkey-server.js';
 
-let service: FakeLatchkey;
+let service: RealLatchkey;
+let t: TestTenant;
+let ada: Session;
 
 beforeAll(async () => {
-  service = await FakeLatchkey.start();
+  service = await startLatchkey();
+  t = await service.tenant();
+  ada = await service.session(t, ['admin']);
 });
-afterAll(() => service.close());
+afterAll(() => service.dispose());
 afterEach(() => {
   vi.unstubAllEnvs();
-  service.introspectionProblem = undefined;
 });
 
+/** The SDK as an API server uses it for introspection: the API URL and the secret key. */
 function client(options: Parameters<typeof createLatchkey>[0] = {}) {
-  return createLatchkey({ apiUrl: service.url, secretKey: service.secretKey, ...options });
+  return createLatchkey({ apiUrl: service.url, secretKey: t.secretKey, ...options });
 }
 
 async function failure(promise: Promise<unknown>): Promise<LatchkeyError> {
@@ -28,45 +39,88 @@ async function failure(promise: Promise<unknown>): Promise<LatchkeyError> {
   return error as LatchkeyError;
 }
 
-describe('introspect', () => {
-  it('answers active with the claims of a valid token', async () => {
-    const claims = service.claims();
-    const result = await client().introspect(await service.sign({ claims }));
-    expect(result).toEqual({ active: true, ...claims });
-    if (result.active) expect(result.roles).toEqual(['admin']);
+/** A secret key of the right shape that the service never issued. */
+const UNKNOWN_SECRET_KEY = `sk_test_${'x'.repeat(43)}`;
+
+describe('introspect against the real service', () => {
+  it('answers active with the same claims local verification finds', async () => {
+    const result = await client().introspect(ada.accessToken);
+    const local = await service.client(t).verifyToken(ada.accessToken);
+    expect(result).toEqual({ active: true, ...local });
+    expect(result).toMatchObject({
+      sub: ada.user.id,
+      sid: ada.sessionId,
+      tid: t.tenant.id,
+      roles: ['admin'],
+    });
   });
 
-  it('answers inactive for a revoked session', async () => {
-    const claims = service.claims();
-    const token = await service.sign({ claims });
-    service.revokedSessions.add(String(claims.sid));
-    await expect(client().introspect(token)).resolves.toEqual({ active: false });
+  it('answers inactive once the session is revoked', async () => {
+    const s = await service.session(t);
+    await expect(client().introspect(s.accessToken)).resolves.toMatchObject({ active: true });
+    await service.revoke(t, s.sessionId);
+    await expect(client().introspect(s.accessToken)).resolves.toEqual({ active: false });
   });
 
-  it('answers inactive for garbage, and for a huge string without asking the API', async () => {
-    await expect(client().introspect('garbage')).resolves.toEqual({ active: false });
-    const before = service.introspectionRequests;
+  it("answers inactive for another tenant's token, an expired one, and garbage", async () => {
+    const other = await service.tenant();
+    const theirs = await service.session(other);
+    const now = Math.floor(Date.now() / 1000);
+    const expired = await service.forge(t, {
+      claims: { sub: ada.user.id, sid: ada.sessionId, iat: now - 1200, exp: now - 600 },
+    });
+    for (const token of [theirs.accessToken, expired, 'garbage']) {
+      await expect(client().introspect(token)).resolves.toEqual({ active: false });
+    }
+  });
+
+  it('answers inactive for a huge string without asking the API', async () => {
+    const before = await service.requests('POST', INTROSPECT_ROUTE);
     await expect(client().introspect('a'.repeat(1024 * 1024))).resolves.toEqual({ active: false });
-    expect(service.introspectionRequests).toBe(before);
+    expect(await service.requests('POST', INTROSPECT_ROUTE)).toBe(before);
   });
 
-  it('throws LatchkeyApiError unauthorized when the API refuses the secret key', async () => {
+  it('throws LatchkeyApiError unauthorized when the service does not know the secret key', async () => {
     const error = await failure(
-      client({ secretKey: fakeSecretKey() }).introspect(await service.sign()),
+      client({ secretKey: UNKNOWN_SECRET_KEY }).introspect(ada.accessToken),
     );
     expect(error).toBeInstanceOf(LatchkeyApiError);
-    expect(error).toMatchObject({ code: 'unauthorized', status: 401, detail: 'fake unauthorized' });
+    expect(error).toMatchObject({
+      code: 'unauthorized',
+      status: 401,
+      detail: 'The key is not valid or has been revoked',
+    });
     expect(error.action).toContain('LATCHKEY_SECRET_KEY');
+    expect(error.message).not.toContain(UNKNOWN_SECRET_KEY);
   });
 
-  it('carries Retry-After of a rate-limited answer', async () => {
-    service.introspectionProblem = { status: 429, code: 'rate_limited', retryAfter: 7 };
-    const error = await failure(client().introspect(await service.sign()));
-    expect(error).toMatchObject({ code: 'rate_limited', status: 429, retryAfter: 7 });
-    expect(error.action).toContain('7 seconds');
+  it('throws LatchkeyApiError forbidden for a secret key without the tokens:introspect scope', async () => {
+    const narrow = await service.tenant({ scopes: ['users:read'] });
+    const error = await failure(client({ secretKey: narrow.secretKey }).introspect('token'));
+    expect(error).toBeInstanceOf(LatchkeyApiError);
+    expect(error).toMatchObject({ code: 'forbidden', status: 403 });
+    expect(error.action).toContain('tokens:introspect');
+  });
+
+  it("carries Retry-After of the service's rate limit", async () => {
+    const slow = await service.tenant({ rps: 1, rpm: 60 });
+    const latchkey = client({ secretKey: slow.secretKey });
+    let error: LatchkeyError | undefined;
+    for (let i = 0; i < 5 && !error; i += 1) {
+      error = await latchkey.introspect('token').then(
+        () => undefined,
+        (e: LatchkeyError) => e,
+      );
+    }
+    expect(error).toBeInstanceOf(LatchkeyApiError);
+    expect(error).toMatchObject({ code: 'rate_limited', status: 429 });
+    const retryAfter = (error as LatchkeyApiError).retryAfter;
+    expect(retryAfter).toBeGreaterThanOrEqual(1);
+    expect(error?.action).toContain(`${retryAfter} seconds`);
   });
 
   it('reports an answer that is not a problem document as unexpected_response', async () => {
+    // The real service never answers this; a proxy or another app in its place does.
     const fetchHtml = async () =>
       new Response('<html>Bad gateway</html>', {
         status: 502,
@@ -77,33 +131,41 @@ describe('introspect', () => {
   });
 
   it('reports a 200 that is not an introspection response as unexpected_response', async () => {
+    // The real service never answers this; another app at LATCHKEY_API_URL might.
     const fetchOdd = async () => Response.json({ active: true, sub: 42 });
     const error = await failure(client({ fetch: fetchOdd }).introspect('token'));
     expect(error).toMatchObject({ code: 'unexpected_response', status: 200 });
   });
 
-  it('reports an unreachable API as api_unreachable', async () => {
-    const error = await failure(client({ apiUrl: await closedPortUrl() }).introspect('token'));
+  it('reports a service that is down as api_unreachable', async () => {
+    const stopped = await stoppedLatchkey();
+    const error = await failure(
+      client({ apiUrl: stopped.url, secretKey: stopped.tenant.secretKey }).introspect(
+        stopped.token,
+      ),
+    );
     expect(error.code).toBe('api_unreachable');
     expect(error.action).toContain('LATCHKEY_API_URL');
   });
 
-  it('sends the secret key as Bearer and the token as JSON', async () => {
+  it('sends the secret key as Bearer and the token as JSON to /api/auth/introspect', async () => {
     const fetchSpy = vi.fn(globalThis.fetch);
-    await client({ fetch: fetchSpy }).introspect('some-token');
+    await expect(client({ fetch: fetchSpy }).introspect(ada.accessToken)).resolves.toMatchObject({
+      active: true,
+    });
     const [url, init] = fetchSpy.mock.calls[0] ?? [];
     expect(url).toBe(`${service.url}/api/auth/introspect`);
     expect(init).toMatchObject({
       method: 'POST',
-      headers: { authorization: `Bearer ${service.secretKey}`, 'content-type': 'application/json' },
-      body: '{"token":"some-token"}',
+      headers: { authorization: `Bearer ${t.secretKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ token: ada.accessToken }),
     });
   });
 
-  it('reads the secret key from LATCHKEY_SECRET_KEY', async () => {
-    vi.stubEnv('LATCHKEY_SECRET_KEY', service.secretKey);
-    const latchkey = createLatchkey({ apiUrl: service.url });
-    await expect(latchkey.introspect(await service.sign())).resolves.toMatchObject({
+  it('reads the secret key and the API URL from the environment', async () => {
+    vi.stubEnv('LATCHKEY_SECRET_KEY', t.secretKey);
+    vi.stubEnv('LATCHKEY_API_URL', service.url);
+    await expect(createLatchkey().introspect(ada.accessToken)).resolves.toMatchObject({
       active: true,
     });
   });
@@ -116,16 +178,17 @@ describe('introspect', () => {
   });
 
   it.each([
-    ['a publishable key', 'pk_test_'.padEnd(51, 'a')],
-    ['a truncated key', 'sk_test_abc'],
-    ['a key with a trailing newline', `${fakeSecretKey()}\n`],
-    ['something else', 'hunter2'],
-  ])('refuses %s without sending it anywhere', async (_, secretKey) => {
+    ["the tenant's publishable key", () => t.publishableKey],
+    ['a truncated key', () => t.secretKey.slice(0, -1)],
+    ['a key with a trailing newline', () => `${t.secretKey}\n`],
+    ['something else', () => 'hunter2'],
+  ])('refuses %s without sending it anywhere', async (_, key) => {
+    const secretKey = key();
     const fetchSpy = vi.fn(globalThis.fetch);
     const error = await failure(client({ secretKey, fetch: fetchSpy }).introspect('token'));
     expect(error.code).toBe('secret_key_invalid');
     expect(error.action).toContain('LATCHKEY_SECRET_KEY');
-    expect(error.message).not.toContain(secretKey);
+    expect(error.message).not.toContain(secretKey.trim());
     expect(fetchSpy).not.toHaveBeenCalled();
   });
 
