@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import swagger from '@fastify/swagger';
 import Fastify, { type FastifyInstance } from 'fastify';
-import { Redis } from 'ioredis';
+import { createRequire } from 'node:module';
+import type { Redis } from 'ioredis';
 import type { DestinationStream } from 'pino';
 import { type InvalidationBus, localBus, redisBus } from './cache/invalidation.js';
 import type { Config } from './config/config.js';
@@ -57,8 +58,12 @@ const REDACT = [
   '*.access_token',
 ];
 
+/** ioredis is loaded only when REDIS_URL is set. */
+const require = createRequire(import.meta.url);
+
 function connectRedis(url: string, onError: (error: Error) => void): Redis {
-  const redis = new Redis(url, {
+  const { Redis: RedisClient } = require('ioredis') as typeof import('ioredis');
+  const redis = new RedisClient(url, {
     // Fail fast while disconnected, so rate limits fall back to memory at once.
     enableOfflineQueue: false,
     maxRetriesPerRequest: 1,

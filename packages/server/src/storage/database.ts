@@ -1,9 +1,14 @@
 import { mkdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { dirname, resolve } from 'node:path';
-import SQLite from 'better-sqlite3';
+import type SQLiteType from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
-import pg from 'pg';
+import type pgType from 'pg';
 import type { Schema } from './schema.js';
+
+// Each driver is loaded only when its database is used: a SQLite deployment never pays
+// for pg's memory, nor a PostgreSQL one for SQLite's.
+const require = createRequire(import.meta.url);
 
 export type DialectName = 'sqlite' | 'postgres';
 
@@ -38,6 +43,7 @@ export function openDatabase(url: string, options: OpenOptions = {}): Database {
 function openSqlite(path: string): Pick<Database, 'db' | 'dialect'> {
   if (!path) throw new Error('DATABASE_URL sqlite: needs a path, e.g. sqlite:./data/latchkey.db');
   if (path !== ':memory:') mkdirSync(dirname(resolve(path)), { recursive: true });
+  const SQLite = require('better-sqlite3') as typeof SQLiteType;
   const database = new SQLite(path);
   database.pragma('journal_mode = WAL');
   database.pragma('synchronous = NORMAL');
@@ -50,6 +56,7 @@ function openSqlite(path: string): Pick<Database, 'db' | 'dialect'> {
 }
 
 function openPostgres(url: string, options: OpenOptions): Pick<Database, 'db' | 'dialect'> {
+  const pg = require('pg') as typeof pgType;
   const types = {
     // bigint columns hold epoch milliseconds, well inside Number's safe range.
     getTypeParser: ((oid: number, format?: string) =>
