@@ -4,7 +4,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { createRequire } from 'node:module';
 import type { Redis } from 'ioredis';
 import type { DestinationStream } from 'pino';
-import { type InvalidationBus, localBus, redisBus } from './cache/invalidation.js';
+import { type InvalidationBus, localBus, redisBus, sqliteBus } from './cache/invalidation.js';
 import type { Config } from './config/config.js';
 import { defaults } from './config/defaults.js';
 import { SecretBox } from './crypto/secret-box.js';
@@ -21,6 +21,7 @@ import { userRoutes } from './http/routes/users.js';
 import { wellKnownRoutes } from './http/routes/well-known.js';
 import { Problem } from './http/schemas.js';
 import { createMetrics } from './modules/observability/metrics.js';
+import { KeyResolver } from './modules/keys/index.js';
 import { RateLimitService } from './modules/rate-limit/index.js';
 import { Sessions, SigningKeys } from './modules/sessions/index.js';
 import { createPasswordHasher, isValidEmail, type SignInPolicy } from './modules/users/index.js';
@@ -136,10 +137,13 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
 
   const metrics = createMetrics();
   const box = new SecretBox(config.secret);
-  // Caches need every instance to hear invalidations, so they exist only with Redis.
+  // Caches are used only where every writer's changes are heard: through Redis pub/sub, or
+  // on SQLite through its data_version. PostgreSQL without Redis always reads the database.
   const bus: InvalidationBus = redis
     ? redisBus(redis, (error) => app.log.warn({ err: error }, 'invalidation bus error'))
-    : localBus({ cache: false });
+    : database.dataVersion
+      ? sqliteBus(database.dataVersion)
+      : localBus({ cache: false });
   const signingKeys = new SigningKeys(database.db, box);
   const sessions = new Sessions({
     db: database.db,
@@ -155,6 +159,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     metrics,
     box,
     bus,
+    keys: new KeyResolver(database.db, bus),
     signingKeys,
     sessions,
     authUrl: config.publicUrl,

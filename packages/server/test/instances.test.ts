@@ -3,8 +3,9 @@
  * A session revoked through one instance answers inactive on the other within a second,
  * although the other had the session's state cached.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKey } from '../src/modules/keys/index.js';
 import { createTenant } from '../src/modules/tenants/index.js';
@@ -19,6 +20,7 @@ import {
 } from './support.js';
 
 const MAIN = fileURLToPath(new URL('../dist/main.js', import.meta.url));
+const execFileAsync = promisify(execFile);
 const PASSWORD = 'correct horse battery staple';
 
 interface Instance {
@@ -70,6 +72,7 @@ describe.runIf(HAVE_POSTGRES && HAVE_REDIS)('two instances on one PostgreSQL and
   let drop: () => Promise<void>;
   let secretKey: string;
   let tenantId: string;
+  let databaseUrl = '';
   let limitedKey: string;
 
   beforeAll(async () => {
@@ -93,6 +96,7 @@ describe.runIf(HAVE_POSTGRES && HAVE_REDIS)('two instances on one PostgreSQL and
     });
     limitedKey = (await createKey(database.db, limited.id, { kind: 'secret' })).plaintext;
     await database.close();
+    databaseUrl = fresh.url;
     const env = {
       DATABASE_URL: fresh.url,
       REDIS_URL,
@@ -163,6 +167,21 @@ describe.runIf(HAVE_POSTGRES && HAVE_REDIS)('two instances on one PostgreSQL and
     });
     expect(patch.status).toBe(200);
     expect(await untilInactive(a, s.accessToken, since)).toBeLessThan(1000);
+  });
+
+  it('a key revoked with the CLI stops at once on both instances, though both had it cached', async () => {
+    const env = { ...process.env, DATABASE_URL: databaseUrl, REDIS_URL, LATCHKEY_SECRET: SECRET };
+    const cli = (args: string[]) => execFileAsync(process.execPath, [MAIN, ...args], { env });
+    const created = JSON.parse(
+      (await cli(['keys', 'create', '--tenant', tenantId, '--json'])).stdout,
+    );
+    const use = (instance: Instance | undefined) =>
+      fetch(`${instance?.url}/v1/users?limit=1`, {
+        headers: { authorization: `Bearer ${created.plaintext}` },
+      }).then((r) => r.status);
+    expect([await use(a), await use(b), await use(a), await use(b)]).toEqual([200, 200, 200, 200]);
+    await cli(['keys', 'revoke', '--tenant', tenantId, created.key.id]);
+    expect([await use(a), await use(b)]).toEqual([401, 401]);
   });
 
   it('both instances sign with one tenant key and count one rate-limit budget', async () => {

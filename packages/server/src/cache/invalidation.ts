@@ -1,6 +1,23 @@
+import { createRequire } from 'node:module';
 import type { Redis } from 'ioredis';
 
 const CHANNEL = 'latchkey:invalidate';
+
+/**
+ * For processes that write but do not serve (the CLI): tells every instance listening on
+ * Redis that cached state changed. Without Redis there is nothing to tell: SQLite
+ * instances see the change through data_version, and PostgreSQL ones do not cache.
+ */
+export async function announce(redisUrl: string, topic: string): Promise<void> {
+  const { Redis } = createRequire(import.meta.url)('ioredis') as typeof import('ioredis');
+  const redis = new Redis(redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1, connectTimeout: 2000 });
+  try {
+    await redis.connect();
+    await redis.publish(CHANNEL, topic);
+  } finally {
+    redis.disconnect();
+  }
+}
 
 /**
  * Tells every instance (and itself) that cached state changed: `session:<id>`,
@@ -27,6 +44,29 @@ export function localBus(options: { cache: boolean }): InvalidationBus {
       listeners.push(listener);
     },
     async close() {},
+  };
+}
+
+/**
+ * SQLite: other processes (the CLI) write to the same file. SQLite's data_version changes
+ * whenever another connection commits, so reading it (about a microsecond) before trusting
+ * a cache makes the cache exact; this process's own writes publish on the bus.
+ */
+export function sqliteBus(dataVersion: () => number): InvalidationBus {
+  const bus = localBus({ cache: true });
+  let seen = dataVersion();
+  return {
+    get live() {
+      const now = dataVersion();
+      if (now !== seen) {
+        seen = now;
+        void bus.publish('*');
+      }
+      return true;
+    },
+    publish: bus.publish,
+    onInvalidate: bus.onInvalidate,
+    close: bus.close,
   };
 }
 

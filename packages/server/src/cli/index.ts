@@ -1,3 +1,4 @@
+import { announce } from '../cache/invalidation.js';
 import { type Config, ConfigError, loadConfig } from '../config/config.js';
 import { LatchkeyError } from '../errors/index.js';
 import { migrateToLatest, openDatabase } from '../storage/index.js';
@@ -42,6 +43,18 @@ async function withDatabase(
   }
 }
 
+/** Running instances drop cached keys and tenants (only needed, and possible, with Redis). */
+async function tellInstances(config: Config, output: Output): Promise<void> {
+  if (!config.redisUrl) return;
+  try {
+    await announce(config.redisUrl, '*');
+  } catch (error) {
+    output.err(
+      `warning: could not reach Redis to tell running instances (${(error as Error).message}); they see the change within 60 s`,
+    );
+  }
+}
+
 /** Runs one CLI invocation; returns the process exit code. */
 export async function runCli(
   argv: string[],
@@ -77,9 +90,11 @@ export async function runCli(
         return 0;
       case 'tenant':
         await withDatabase(config, (database) => tenantCommand(database, args, output));
+        if (args[0] === 'update') await tellInstances(config, output);
         return 0;
       case 'keys':
         await withDatabase(config, (database) => keysCommand(database, args, output));
+        if (args[0] === 'revoke') await tellInstances(config, output);
         return 0;
       case 'signing-key':
         await withDatabase(config, (database) => signingKeyCommand(config, database, args, output));

@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import { defaults } from '../config/defaults.js';
 import { LatchkeyError } from '../errors/index.js';
-import { type KeyContext, resolveKey, type Scope } from '../modules/keys/index.js';
+import type { KeyContext, Scope } from '../modules/keys/index.js';
 import { planWindows } from '../modules/rate-limit/index.js';
 import type { AppContext } from './context.js';
 import { sendProblem } from './problem.js';
@@ -48,7 +48,7 @@ export function requireSecretKey(ctx: AppContext, scope: Scope): onRequestHookHa
         }),
       );
     }
-    const found = await resolveKey(ctx.database.db, presented as string);
+    const found = await ctx.keys.resolve(presented as string);
     if (!found) {
       await refuseKey(
         ctx,

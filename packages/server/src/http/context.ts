@@ -2,7 +2,7 @@ import type { Redis } from 'ioredis';
 import type { InvalidationBus } from '../cache/invalidation.js';
 import type { Config } from '../config/config.js';
 import type { SecretBox } from '../crypto/secret-box.js';
-import type { KeyContext } from '../modules/keys/index.js';
+import type { KeyContext, KeyResolver } from '../modules/keys/index.js';
 import type { Metrics } from '../modules/observability/metrics.js';
 import type { RateLimitService } from '../modules/rate-limit/index.js';
 import type { Sessions, SigningKeys } from '../modules/sessions/index.js';
@@ -18,6 +18,7 @@ export interface AppContext {
   metrics: Metrics;
   redis: Redis | undefined;
   box: SecretBox;
+  keys: KeyResolver;
   bus: InvalidationBus;
   signingKeys: SigningKeys;
   sessions: Sessions;

@@ -1,6 +1,7 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Environment } from '../../config/defaults.js';
+import { TtlCache } from '../../cache/ttl-cache.js';
 import { LatchkeyError, validationFailed } from '../../errors/index.js';
 import type { ApiKeyRow, Schema } from '../../storage/index.js';
 import { getTenant, type Tenant, toTenant } from '../tenants/index.js';
@@ -138,6 +139,44 @@ export interface KeyContext {
 }
 
 const KEY_SHAPE = /^(sk_test_|sk_prod_|pk_test_|pk_live_)[0-9A-Za-z]{43}$/;
+
+/** Where cached keys learn that keys or tenants changed. */
+export interface KeyCacheBus {
+  readonly live: boolean;
+  onInvalidate(listener: (topic: string) => void): void;
+}
+
+/**
+ * Resolves keys on every authenticated request; caches live keys (never misses) while
+ * the bus can tell it about revocations and tenant changes, and asks the database otherwise.
+ */
+export class KeyResolver {
+  readonly #db: Kysely<Schema>;
+  readonly #bus: KeyCacheBus;
+  readonly #cache = new TtlCache<KeyContext>(60_000);
+
+  constructor(db: Kysely<Schema>, bus: KeyCacheBus) {
+    this.#db = db;
+    this.#bus = bus;
+    // Key and tenant changes are rare operator actions: drop everything.
+    bus.onInvalidate((topic) => {
+      if (topic === '*' || topic.startsWith('key:') || topic.startsWith('tenant:')) this.#cache.clear();
+    });
+  }
+
+  async resolve(presented: string): Promise<KeyContext | undefined> {
+    if (!KEY_SHAPE.test(presented)) return undefined;
+    const hash = hashKey(presented);
+    const live = this.#bus.live;
+    const cached = live ? this.#cache.get(hash) : undefined;
+    if (cached) return cached;
+    const found = await findLiveKeyByHash(this.#db, hash);
+    if (!found) return undefined;
+    const context = { key: toApiKey(found.key), tenant: toTenant(found.tenant) };
+    if (live) this.#cache.set(hash, context);
+    return context;
+  }
+}
 
 /** Resolves a presented key to its live key and tenant; undefined when unknown or revoked. */
 export async function resolveKey(
