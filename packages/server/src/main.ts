@@ -1,6 +1,12 @@
 #!/usr/bin/env node
 /** The only file that reads process.env and process.argv. */
-import { runCli } from './cli/index.js';
+import { availableParallelism } from 'node:os';
+
+// argon2 runs on libuv's pool (4 threads by default): on a bigger machine that would cap
+// sign-ups at 4 hashes at a time. Set before anything starts the pool.
+process.env.UV_THREADPOOL_SIZE ??= String(Math.max(4, availableParallelism()));
+
+const { runCli } = await import('./cli/index.js');
 
 const output = {
   out: (line: string) => process.stdout.write(`${line}\n`),

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKey, revokeKey } from '../src/modules/keys/index.js';
+import { openDatabase } from '../src/storage/index.js';
 import {
   DIALECTS,
   email,
@@ -85,7 +86,10 @@ describe.each(DIALECTS)('keys on the wire on %s', (dialect) => {
     const second = await createKey(db, t.tenant.id, { kind: 'secret' });
     expect((await postJson(app, '/v1/auth/sign-up', t.secretKey, body())).status).toBe(201);
     expect((await postJson(app, '/v1/auth/sign-up', second.plaintext, body())).status).toBe(201);
-    await revokeKey(db, t.tenant.id, second.key.id);
+    // Revoked the way the CLI does it: from another process's connection.
+    const cli = openDatabase(app.ctx.config.databaseUrl, { poolSize: 1 });
+    await revokeKey(cli.db, t.tenant.id, second.key.id);
+    await cli.close();
     await expectProblem(
       await postJson(app, '/v1/auth/sign-up', second.plaintext, body()),
       401,

@@ -1,0 +1,230 @@
+// Introspection throughput: POST /api/auth/introspect on the real server, beside a bare
+// node:http JSON endpoint measured in the same run on the same machine (the ratio is what
+// to compare across machines). Runs on SQLite, and on PostgreSQL + Redis when reachable.
+// Run with `npm run bench` (or `node bench/introspect.mjs` after `npm run build`).
+import { execFileSync, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import net from 'node:net';
+import os from 'node:os';
+import { dirname, join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+const MAIN = join(ROOT, 'packages/server/dist/main.js');
+const RESULTS = join(ROOT, 'bench/results/introspect.json');
+const require = createRequire(join(ROOT, 'packages/server/package.json'));
+const autocannon = require('autocannon');
+const pg = require('pg');
+
+const CONNECTIONS = 16;
+const WARMUP_S = 2;
+const LOAD_S = 8;
+const PG_URL = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
+const SECRET = randomBytes(32).toString('base64url');
+const children = new Set();
+const tmp = mkdtempSync(join(os.tmpdir(), 'latchkey-bench-introspect-'));
+
+function freePort() {
+  return new Promise((resolve) => {
+    const s = net.createServer().listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/** The baseline: a bare node:http server that reads a JSON body and answers JSON. */
+const BASELINE = `
+const http = require('node:http');
+const answer = JSON.stringify({ active: true, sub: '6f0c2c4e-1111-4222-8333-444455556666', email: 'ada@example.com',
+  tid: '6f0c2c4e-1111-4222-8333-444455556666', sid: '6f0c2c4e-1111-4222-8333-444455556666', roles: [],
+  scope: 'openid email profile', exp: 1, iat: 1, iss: 'http://127.0.0.1/t/x', jti: 'x', token_type: 'Bearer' });
+http.createServer((req, res) => {
+  let body = '';
+  req.on('data', (c) => { body += c; });
+  req.on('end', () => {
+    JSON.parse(body);
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(answer);
+  });
+}).listen(Number(process.env.PORT), '127.0.0.1');`;
+
+async function waitFor(url) {
+  for (let i = 0; i < 150; i++) {
+    try {
+      if ((await fetch(url)).status < 500) return;
+    } catch {}
+    await sleep(100);
+  }
+  throw new Error(`${url} did not come up`);
+}
+
+function start(args, env) {
+  const child = spawn(process.execPath, args, {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  children.add(child);
+  return child;
+}
+
+async function load(url, body, headers) {
+  const run = (duration) =>
+    autocannon({ url, method: 'POST', connections: CONNECTIONS, duration, headers, body });
+  await run(WARMUP_S);
+  const r = await run(LOAD_S);
+  return {
+    rps: r.requests.average,
+    p50: r.latency.p50,
+    p99: r.latency.p99,
+    non2xx: r.non2xx,
+    errors: r.errors,
+  };
+}
+
+async function scenario(name, env) {
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const full = {
+    ...env,
+    LATCHKEY_SECRET: SECRET,
+    LOG_LEVEL: 'warn',
+    PORT: String(port),
+    PUBLIC_URL: url,
+  };
+  const cli = (...args) =>
+    execFileSync(process.execPath, [MAIN, ...args], {
+      env: { ...process.env, ...full },
+    }).toString();
+  if (!env.DATABASE_URL.startsWith('sqlite:')) cli('migrate');
+  const created = JSON.parse(
+    cli(
+      'tenant',
+      'create',
+      '--name',
+      'Bench',
+      '--plan',
+      'enterprise',
+      '--rps',
+      '1000000',
+      '--rpm',
+      '1000000',
+      '--json',
+    ),
+  );
+  const server = start(['--max-semi-space-size=4', MAIN, 'serve'], full);
+  await waitFor(`${url}/healthz`);
+  const headers = {
+    authorization: `Bearer ${created.secretKey}`,
+    'content-type': 'application/json',
+  };
+  const post = (path, body) =>
+    fetch(url + path, { method: 'POST', headers, body: JSON.stringify(body) }).then((r) =>
+      r.json(),
+    );
+  await post('/v1/auth/sign-up', {
+    email: 'bench@example.com',
+    password: 'correct horse battery staple',
+  });
+  const { accessToken } = await post('/v1/auth/sign-in', {
+    email: 'bench@example.com',
+    password: 'correct horse battery staple',
+  });
+  if (!(await post('/api/auth/introspect', { token: accessToken })).active)
+    throw new Error('token not active');
+  const result = await load(
+    `${url}/api/auth/introspect`,
+    JSON.stringify({ token: accessToken }),
+    headers,
+  );
+  server.kill('SIGTERM');
+  await new Promise((r) => server.once('exit', r));
+  return { name, ...result };
+}
+
+async function reachable(check) {
+  try {
+    await check();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function main() {
+  const timer = setTimeout(() => {
+    console.error('bench: over time, stopping');
+    cleanup();
+    process.exit(1);
+  }, 120_000);
+  timer.unref();
+  const basePort = await freePort();
+  const baseline = start(['-e', BASELINE], { PORT: String(basePort) });
+  await sleep(300);
+  const base = await load(
+    `http://127.0.0.1:${basePort}/`,
+    JSON.stringify({ token: 'x'.repeat(700) }),
+    {
+      'content-type': 'application/json',
+    },
+  );
+  baseline.kill();
+
+  const scenarios = [await scenario('sqlite', { DATABASE_URL: `sqlite:${join(tmp, 'bench.db')}` })];
+  const pgOk = await reachable(async () => {
+    const c = new pg.Client({ connectionString: PG_URL, connectionTimeoutMillis: 2000 });
+    await c.connect();
+    await c.end();
+  });
+  if (pgOk) {
+    const schema = `lk_bench_${randomBytes(6).toString('hex')}`;
+    const admin = new pg.Client({ connectionString: PG_URL });
+    await admin.connect();
+    await admin.query(`create schema ${schema}`);
+    const u = new URL(PG_URL);
+    u.searchParams.set('options', `-c search_path=${schema}`);
+    try {
+      scenarios.push(await scenario('postgres + redis', { DATABASE_URL: u.toString(), REDIS_URL }));
+    } finally {
+      await admin.query(`drop schema ${schema} cascade`);
+      await admin.end();
+    }
+  } else {
+    console.log('notice: PostgreSQL not reachable; only the SQLite scenario runs');
+  }
+  clearTimeout(timer);
+
+  console.log(
+    `\nIntrospection, ${CONNECTIONS} connections, ${LOAD_S} s each (${os.availableParallelism()} cores, node ${process.version})`,
+  );
+  console.log(
+    `  bare node:http JSON endpoint (baseline): ${base.rps.toFixed(0)} req/s  p50 ${base.p50} ms  p99 ${base.p99} ms`,
+  );
+  for (const s of scenarios) {
+    const ratio = (100 * s.rps) / base.rps;
+    console.log(
+      `  /api/auth/introspect on ${s.name.padEnd(17)} ${s.rps.toFixed(0)} req/s  p50 ${s.p50} ms  p99 ${s.p99} ms  = ${ratio.toFixed(1)} % of baseline${s.non2xx || s.errors ? `  (non-2xx ${s.non2xx}, errors ${s.errors})` : ''}`,
+    );
+  }
+  mkdirSync(dirname(RESULTS), { recursive: true });
+  writeFileSync(
+    RESULTS,
+    `${JSON.stringify({ date: new Date().toISOString(), baseline: base, scenarios }, null, 2)}\n`,
+  );
+}
+
+function cleanup() {
+  for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
+  rmSync(tmp, { recursive: true, force: true });
+}
+
+main()
+  .catch((error) => {
+    console.error(error);
+    process.exitCode = 1;
+  })
+  .finally(cleanup);
