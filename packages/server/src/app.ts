@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import { createRequire } from 'node:module';
 import swagger from '@fastify/swagger';
 import Fastify, { type FastifyInstance } from 'fastify';
-import { createRequire } from 'node:module';
 import type { Redis } from 'ioredis';
 import type { DestinationStream } from 'pino';
 import { type InvalidationBus, localBus, redisBus, sqliteBus } from './cache/invalidation.js';
@@ -12,6 +12,8 @@ import { LatchkeyError } from './errors/index.js';
 import type { AppContext } from './http/context.js';
 import { registerJsonParser } from './http/json-body.js';
 import { errorHandler, sendProblem } from './http/problem.js';
+import { clientRoutes } from './http/routes/client.js';
+import { hostedPageRoutes } from './http/routes/hosted-pages.js';
 import { introspectionRoutes } from './http/routes/introspection.js';
 import { SessionModel, UserModel } from './http/routes/models.js';
 import { operationsRoutes } from './http/routes/operations.js';
@@ -20,8 +22,9 @@ import { signUpRoutes } from './http/routes/sign-up.js';
 import { userRoutes } from './http/routes/users.js';
 import { wellKnownRoutes } from './http/routes/well-known.js';
 import { Problem } from './http/schemas.js';
-import { createMetrics } from './modules/observability/metrics.js';
+import { createMailer } from './modules/email/index.js';
 import { KeyResolver } from './modules/keys/index.js';
+import { createMetrics } from './modules/observability/metrics.js';
 import { RateLimitService } from './modules/rate-limit/index.js';
 import { Sessions, SigningKeys } from './modules/sessions/index.js';
 import { createPasswordHasher, isValidEmail, type SignInPolicy } from './modules/users/index.js';
@@ -43,7 +46,7 @@ export interface BuildOptions {
 export interface App {
   app: FastifyInstance;
   ctx: AppContext;
-  /** `METHOD /path` of every route served (HEAD excluded), for the OpenAPI check. */
+  /** `METHOD /path` of every API route (HEAD and hidden pages excluded), for the OpenAPI check. */
   routes: string[];
   close(): Promise<void>;
 }
@@ -96,12 +99,27 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     logger: {
       level: config.logLevel,
       redact: { paths: REDACT, censor: '[redacted]' },
+      // Paths only: query strings carry one-time e-mail link tokens and hosted-page parameters.
+      serializers: {
+        req: (req: {
+          method: string;
+          url: string;
+          ip?: string;
+          socket?: { remoteAddress?: string };
+        }) => ({
+          method: req.method,
+          url: req.url.split('?')[0],
+          remoteAddress: req.ip ?? req.socket?.remoteAddress,
+        }),
+      },
       ...(options.logStream ? { stream: options.logStream } : {}),
     },
     bodyLimit: config.bodyLimit,
     // Fastify accepts a hop count too; its types only list the other forms.
     trustProxy: config.trustProxy as boolean | string | string[],
     genReqId: () => randomUUID(),
+    frameworkErrors: (_error, _request, reply) =>
+      sendProblem(reply, new LatchkeyError('invalid_request', 'The URL is not valid')),
     onProtoPoisoning: 'error',
     onConstructorPoisoning: 'error',
     return503OnClosing: true,
@@ -160,6 +178,12 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     box,
     bus,
     keys: new KeyResolver(database.db, bus),
+    mailer: createMailer({
+      smtpUrl: config.smtpUrl,
+      from: `Latchkey <no-reply@${new URL(config.publicUrl).hostname}>`,
+      db: database.db,
+      log: (message, fields) => app.log.info(fields, message),
+    }),
     signingKeys,
     sessions,
     authUrl: config.publicUrl,
@@ -174,6 +198,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
 
   const routes: string[] = [];
   app.addHook('onRoute', (route) => {
+    // Hidden routes are HTML pages and CORS preflights, not part of the API document.
+    if ((route.schema as { hide?: boolean } | undefined)?.hide) return;
     const methods = Array.isArray(route.method) ? route.method : [route.method];
     for (const method of methods) if (method !== 'HEAD') routes.push(`${method} ${route.url}`);
   });
@@ -187,6 +213,10 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   );
   app.removeContentTypeParser('text/plain');
   registerJsonParser(app);
+  app.addHook('onRequest', async (request) => {
+    if (/%00/i.test(request.url))
+      throw new LatchkeyError('invalid_request', 'The URL contains a NUL character');
+  });
   app.addHook('onResponse', async (request, reply) => {
     const route = request.routeOptions.url ?? 'unmatched';
     metrics.requests.inc({ method: request.method, route, status: reply.statusCode });
@@ -223,6 +253,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   userRoutes(app, ctx);
   introspectionRoutes(app, ctx);
   wellKnownRoutes(app, ctx);
+  hostedPageRoutes(app, ctx);
+  clientRoutes(app, ctx);
   await app.ready();
 
   return {

@@ -221,13 +221,13 @@ describe('failed sign-ins are slowed, then refused', () => {
       headers: {
         authorization: `Bearer ${t.secretKey}`,
         'content-type': 'application/json',
-        ...(ip ? { 'x-forwarded-for': ip } : {}),
+        ...(ip ? { 'latchkey-client-ip': ip } : {}),
       },
       body: JSON.stringify({ email: address, password }),
     });
 
   beforeAll(async () => {
-    app = await startApp('sqlite', { signInPolicy: policy, env: { TRUST_PROXY: '127.0.0.1' } });
+    app = await startApp('sqlite', { signInPolicy: policy });
     t = await app.tenant();
   });
   afterAll(() => app.dispose());
@@ -259,6 +259,25 @@ describe('failed sign-ins are slowed, then refused', () => {
     for (let i = 0; i < 3; i++)
       expect((await signIn(address, 'bad-password', '198.51.100.1')).status).toBe(401);
     expect((await signIn(address, PASSWORD, '198.51.100.1')).status).toBe(200);
+  });
+
+  it('parallel guesses cannot slip under the account limit', async () => {
+    const address = email();
+    await postJson(app, '/v1/auth/sign-up', t.secretKey, { email: address, password: PASSWORD });
+    const statuses = await Promise.all(
+      Array.from({ length: 12 }, () => signIn(address, 'guess-password')),
+    );
+    expect(statuses.filter((r) => r.status === 401).length).toBeLessThanOrEqual(4);
+    expect(statuses.filter((r) => r.status === 429).length).toBeGreaterThanOrEqual(8);
+  });
+
+  it("without the end user's address, failures never lock out other users of the tenant", async () => {
+    const address = email();
+    await postJson(app, '/v1/auth/sign-up', t.secretKey, { email: address, password: PASSWORD });
+    // Many failures on many accounts, all from the customer's one backend (no Latchkey-Client-IP).
+    for (let i = 0; i < 12; i++)
+      expect((await signIn(email('wrong'), 'bad-password')).status).toBe(401);
+    expect((await signIn(address, PASSWORD)).status).toBe(200);
   });
 
   it('per client address: many accounts from one address are refused; other addresses are not', async () => {

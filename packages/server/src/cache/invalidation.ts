@@ -10,7 +10,11 @@ const CHANNEL = 'latchkey:invalidate';
  */
 export async function announce(redisUrl: string, topic: string): Promise<void> {
   const { Redis } = createRequire(import.meta.url)('ioredis') as typeof import('ioredis');
-  const redis = new Redis(redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1, connectTimeout: 2000 });
+  const redis = new Redis(redisUrl, {
+    lazyConnect: true,
+    maxRetriesPerRequest: 1,
+    connectTimeout: 2000,
+  });
   try {
     await redis.connect();
     await redis.publish(CHANNEL, topic);

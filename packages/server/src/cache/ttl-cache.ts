@@ -1,6 +1,15 @@
 /** A bounded in-process map whose entries expire; the oldest entry goes first when full. */
 export class TtlCache<V> {
   readonly #entries = new Map<string, { value: V; expires: number }>();
+  #generation = 0;
+
+  /**
+   * Bumped by every invalidation. Read it before a database read and pass it to `set`:
+   * an answer read before an invalidation arrived is then never cached.
+   */
+  get generation(): number {
+    return this.#generation;
+  }
 
   constructor(
     readonly ttlMs: number,
@@ -17,8 +26,8 @@ export class TtlCache<V> {
     return entry.value;
   }
 
-  set(key: string, value: V): void {
-    if (this.ttlMs <= 0) return;
+  set(key: string, value: V, readAt?: number): void {
+    if (this.ttlMs <= 0 || (readAt !== undefined && readAt !== this.#generation)) return;
     this.#entries.delete(key);
     if (this.#entries.size >= this.maxEntries) {
       const oldest = this.#entries.keys().next().value;
@@ -28,15 +37,18 @@ export class TtlCache<V> {
   }
 
   delete(key: string): void {
+    this.#generation++;
     this.#entries.delete(key);
   }
 
   /** Drops every entry whose value matches. */
   deleteWhere(match: (value: V) => boolean): void {
+    this.#generation++;
     for (const [key, entry] of this.#entries) if (match(entry.value)) this.#entries.delete(key);
   }
 
   clear(): void {
+    this.#generation++;
     this.#entries.clear();
   }
 }

@@ -16,7 +16,8 @@ usage:
   latchkey tenant create --name NAME [--plan free|pro|enterprise] [--rps N --rpm N]
                          [--env development|production] [--origin URL]... [--json]
   latchkey tenant list|show ID|update ID [--plan P] [--rps N] [--rpm N] [--origin URL]...
-                         [--require-verification true|false] [--token-ttl SECONDS] [--json]
+                         [--require-verification true|false] [--token-ttl SECONDS]
+                         [--logo-url https://…] [--primary-color #rrggbb] [--json]
   latchkey keys create --tenant ID [--kind secret|publishable] [--scope S]... [--name N] [--json]
   latchkey keys list --tenant ID [--json]
   latchkey keys revoke --tenant ID KEY_ID [--json]

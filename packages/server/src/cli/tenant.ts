@@ -14,6 +14,8 @@ const TENANT_FLAGS = {
   origin: { type: 'string', multiple: true },
   'require-verification': { type: 'string' },
   'token-ttl': { type: 'string' },
+  'logo-url': { type: 'string' },
+  'primary-color': { type: 'string' },
   json: { type: 'boolean' },
 } as const;
 
@@ -33,6 +35,8 @@ export async function tenantCommand(
     allowedOrigins: values.origin,
     requireEmailVerification: bool(values['require-verification'], '--require-verification'),
     accessTokenTtl: integer(values['token-ttl'], '--token-ttl'),
+    logoUrl: values['logo-url'],
+    primaryColor: values['primary-color'],
   };
   switch (sub) {
     case 'create': {

@@ -29,7 +29,11 @@ async function refuseKey(
   if (!decision.allowed) {
     ctx.metrics.rateLimited.inc({ scope: 'address' });
     throw new LatchkeyError('rate_limited', 'Too many requests with a missing or wrong key', {
-      headers: { 'retry-after': String(decision.retryAfter) },
+      headers: {
+        'retry-after': String(decision.retryAfter),
+        'ratelimit-policy': decision.policyHeader,
+        ratelimit: decision.stateHeader,
+      },
     });
   }
   throw error;

@@ -2,6 +2,7 @@ import type { Redis } from 'ioredis';
 import type { InvalidationBus } from '../cache/invalidation.js';
 import type { Config } from '../config/config.js';
 import type { SecretBox } from '../crypto/secret-box.js';
+import type { Mailer } from '../modules/email/index.js';
 import type { KeyContext, KeyResolver } from '../modules/keys/index.js';
 import type { Metrics } from '../modules/observability/metrics.js';
 import type { RateLimitService } from '../modules/rate-limit/index.js';
@@ -18,6 +19,7 @@ export interface AppContext {
   metrics: Metrics;
   redis: Redis | undefined;
   box: SecretBox;
+  mailer: Mailer;
   keys: KeyResolver;
   bus: InvalidationBus;
   signingKeys: SigningKeys;

@@ -12,6 +12,12 @@ export function registerJsonParser(app: FastifyInstance): void {
     const text = body as string;
     if (text.length === 0)
       return done(new LatchkeyError('invalid_request', 'The request body is empty'));
+    // PostgreSQL text cannot hold NUL; no field of ours has a use for it.
+    if (text.includes('\\u0000') || text.includes('\0')) {
+      return done(
+        new LatchkeyError('invalid_request', 'The request body contains a NUL character'),
+      );
+    }
     let parsed: unknown;
     try {
       parsed = JSON.parse(text);

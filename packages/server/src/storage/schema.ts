@@ -102,6 +102,48 @@ export interface RefreshTokensTable {
   used_at: Millis | null;
 }
 
+export interface HostedSessionsTable {
+  hash: string;
+  tenant_id: string;
+  user_id: string;
+  created_at: Millis;
+  expires_at: Millis;
+  revoked_at: Millis | null;
+}
+
+export interface AuthCodesTable {
+  hash: string;
+  tenant_id: string;
+  session_id: string;
+  /** base64url SHA-256 of the caller's code_verifier (RFC 7636, S256). */
+  code_challenge: string;
+  redirect_origin: string;
+  created_at: Millis;
+  expires_at: Millis;
+  used_at: Millis | null;
+}
+
+export interface EmailTokensTable {
+  hash: string;
+  tenant_id: string;
+  user_id: string;
+  purpose: 'verify' | 'reset';
+  /** The hosted sign-in URL to continue to afterwards. */
+  return_to: string | null;
+  created_at: Millis;
+  expires_at: Millis;
+  used_at: Millis | null;
+}
+
+export interface MailOutboxTable {
+  id: string;
+  tenant_id: string | null;
+  recipient: string;
+  subject: string;
+  body: string;
+  created_at: Millis;
+}
+
 export interface Schema {
   tenants: TenantsTable;
   api_keys: ApiKeysTable;
@@ -109,6 +151,10 @@ export interface Schema {
   signing_keys: SigningKeysTable;
   sessions: SessionsTable;
   refresh_tokens: RefreshTokensTable;
+  hosted_sessions: HostedSessionsTable;
+  auth_codes: AuthCodesTable;
+  email_tokens: EmailTokensTable;
+  mail_outbox: MailOutboxTable;
 }
 
 export type TenantRow = Selectable<TenantsTable>;
@@ -119,3 +165,5 @@ export type UserRow = Selectable<UsersTable>;
 export type SigningKeyRow = Selectable<SigningKeysTable>;
 export type SessionRow = Selectable<SessionsTable>;
 export type RefreshTokenRow = Selectable<RefreshTokensTable>;
+export type EmailTokenRow = Selectable<EmailTokensTable>;
+export type MailRow = Selectable<MailOutboxTable>;

@@ -4,6 +4,7 @@ import { LatchkeyError } from '../../errors/index.js';
 import { introspect } from '../../modules/introspection/index.js';
 import { authOf, rateLimitTenant, requireSecretKey } from '../auth.js';
 import type { AppContext } from '../context.js';
+import { parseForm } from '../form-body.js';
 import { problems } from '../schemas.js';
 
 const Body = Type.Object(
@@ -41,7 +42,7 @@ export function introspectionRoutes(app: FastifyInstance, ctx: AppContext) {
     scope.addContentTypeParser(
       'application/x-www-form-urlencoded',
       { parseAs: 'string' },
-      (_request, body, done) => done(null, Object.fromEntries(new URLSearchParams(body as string))),
+      parseForm,
     );
     scope.post(
       '/api/auth/introspect',

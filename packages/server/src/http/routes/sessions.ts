@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { type Static, Type } from 'typebox';
 import { getUser, verifyCredentials } from '../../modules/users/index.js';
@@ -44,9 +45,15 @@ export function sessionRoutes(app: FastifyInstance, ctx: AppContext) {
         limiter: ctx.limiter,
         policy: ctx.signInPolicy,
       };
-      const user = await verifyCredentials(deps, tenant, { ...body, ip: request.ip });
+      // The caller is the customer's server: the end user's address comes only from the
+      // caller, in Latchkey-Client-IP. Without it failures are counted per account only,
+      // never per the caller's own address (that would lock out a whole tenant).
+      const claimed = request.headers['latchkey-client-ip'];
+      const clientIp =
+        typeof claimed === 'string' && isIP(claimed.trim()) ? claimed.trim() : undefined;
+      const user = await verifyCredentials(deps, tenant, { ...body, ip: clientIp });
       const tokens = await ctx.sessions.start(tenant, user, {
-        ip: request.ip,
+        ip: clientIp ?? request.ip,
         userAgent: request.headers['user-agent'],
       });
       return { ...tokens, user };

@@ -110,7 +110,9 @@ export async function introspect(
   // 4. Rule 1 of the reference: a token of another tenant is inactive.
   if (!claims || claims.tid !== tenant.id) return INACTIVE;
   if (claims.iat > Date.now() / 1000 + SKEW_SECONDS) return INACTIVE;
-  // 5. The session is live and its user exists and is enabled.
-  if (!(await deps.sessions.isActive(tenant.id, claims.sid, claims.sub))) return INACTIVE;
-  return claims;
+  // 5. The session is live and its user exists and is enabled; e-mail and roles are the
+  //    user's current ones, not the token's snapshot (a demoted admin is demoted at once).
+  const current = await deps.sessions.state(tenant.id, claims.sid, claims.sub);
+  if (!current) return INACTIVE;
+  return { ...claims, email: current.email, roles: current.roles };
 }

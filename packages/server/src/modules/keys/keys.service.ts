@@ -1,7 +1,7 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
-import type { Environment } from '../../config/defaults.js';
 import { TtlCache } from '../../cache/ttl-cache.js';
+import type { Environment } from '../../config/defaults.js';
 import { LatchkeyError, validationFailed } from '../../errors/index.js';
 import type { ApiKeyRow, Schema } from '../../storage/index.js';
 import { getTenant, type Tenant, toTenant } from '../tenants/index.js';
@@ -160,7 +160,8 @@ export class KeyResolver {
     this.#bus = bus;
     // Key and tenant changes are rare operator actions: drop everything.
     bus.onInvalidate((topic) => {
-      if (topic === '*' || topic.startsWith('key:') || topic.startsWith('tenant:')) this.#cache.clear();
+      if (topic === '*' || topic.startsWith('key:') || topic.startsWith('tenant:'))
+        this.#cache.clear();
     });
   }
 
@@ -170,10 +171,11 @@ export class KeyResolver {
     const live = this.#bus.live;
     const cached = live ? this.#cache.get(hash) : undefined;
     if (cached) return cached;
+    const readAt = this.#cache.generation;
     const found = await findLiveKeyByHash(this.#db, hash);
     if (!found) return undefined;
     const context = { key: toApiKey(found.key), tenant: toTenant(found.tenant) };
-    if (live) this.#cache.set(hash, context);
+    if (live) this.#cache.set(hash, context, readAt);
     return context;
   }
 }

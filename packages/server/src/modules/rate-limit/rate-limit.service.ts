@@ -20,6 +20,8 @@ export interface Decision {
   /** IETF RateLimit-Policy / RateLimit header values (draft-ietf-httpapi-ratelimit-headers). */
   policyHeader: string;
   stateHeader: string;
+  /** Count in each window after this request. */
+  consumed: number[];
 }
 
 export interface RateLimitServiceOptions {
@@ -105,6 +107,11 @@ export class RateLimitService {
     await this.#limiter(window).penalty(key, 1);
   }
 
+  /** Gives one unit back (an attempt that turned out fine). */
+  async reward(key: string, window: Window): Promise<void> {
+    await this.#limiter(window).reward(key, 1);
+  }
+
   async reset(key: string, window: Window): Promise<void> {
     await this.#limiter(window).delete(key);
   }
@@ -130,6 +137,7 @@ export class RateLimitService {
     return {
       allowed: refused.length === 0,
       retryAfter,
+      consumed: results.map((r) => r.res.consumedPoints),
       policyHeader: windows.map((w) => `"${w.name}";q=${w.quota};w=${w.seconds}`).join(', '),
       stateHeader: results
         .map(

@@ -107,7 +107,7 @@ export async function findSessionState(db: Kysely<Schema>, tenantId: string, id:
   return db
     .selectFrom('sessions as s')
     .innerJoin('users as u', 'u.id', 's.user_id')
-    .select(['s.user_id', 's.revoked_at', 's.expires_at', 'u.disabled_at'])
+    .select(['s.user_id', 's.revoked_at', 's.expires_at', 'u.disabled_at', 'u.email', 'u.roles'])
     .where('s.tenant_id', '=', tenantId)
     .where('s.id', '=', id)
     .executeTakeFirst();

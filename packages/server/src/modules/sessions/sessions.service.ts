@@ -48,6 +48,8 @@ export interface Session {
 interface SessionState {
   active: boolean;
   userId: string;
+  email: string;
+  roles: string[];
 }
 
 export interface SessionsDeps {
@@ -64,6 +66,7 @@ export function issuerOf(authUrl: string, tenantId: string): string {
   return `${authUrl}/t/${tenantId}`;
 }
 
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const hashToken = (token: string) => createHash('sha256').update(token).digest('hex');
 
 function toSession(row: SessionRow): Session {
@@ -178,10 +181,15 @@ export class Sessions {
       await this.revoke(tenant.id, { sessionId: found.session_id }, 'refresh_token_reused');
       throw invalidGrant('The refresh token was already used; the session has been revoked');
     }
-    if (found.revoked_at !== null) throw invalidGrant('The session has been revoked');
+    // Read again after claiming the token: a revocation may have landed in between.
+    const current = await findSessionState(this.#deps.db, tenant.id, found.session_id);
+    if (found.revoked_at !== null || !current || current.revoked_at !== null) {
+      throw invalidGrant('The session has been revoked');
+    }
     if (found.session_expires_at <= now || found.expires_at <= now)
       throw invalidGrant('The session has expired');
-    if (found.disabled_at !== null) throw invalidGrant('The user is disabled');
+    if (found.disabled_at !== null || current.disabled_at !== null)
+      throw invalidGrant('The user is disabled');
     const user = await loadUser(found.user_id);
     await touchSession(this.#deps.db, found.session_id, now);
     return {
@@ -194,6 +202,25 @@ export class Sessions {
         found.session_expires_at,
       ),
       sessionId: found.session_id,
+    };
+  }
+
+  /** New tokens for a live session (a redeemed sign-in code); undefined if it ended. */
+  async issueFor(
+    tenant: Tenant,
+    sessionId: string,
+    loadUser: (id: string) => Promise<User>,
+  ): Promise<TokenSet | undefined> {
+    const row = await findSession(this.#deps.db, tenant.id, sessionId);
+    if (!row || row.revoked_at !== null || row.expires_at <= Date.now()) return undefined;
+    const user = await loadUser(row.user_id);
+    if (user.disabled) return undefined;
+    return {
+      accessToken: await this.#accessToken(tenant, user, row.id),
+      tokenType: 'Bearer',
+      expiresIn: tenant.accessTokenTtl,
+      refreshToken: await this.#newRefreshToken(tenant.id, row.id, row.expires_at),
+      sessionId: row.id,
     };
   }
 
@@ -213,7 +240,9 @@ export class Sessions {
   }
 
   async get(tenantId: string, sessionId: string): Promise<Session> {
-    const row = await findSession(this.#deps.db, tenantId, sessionId);
+    const row = UUID.test(sessionId)
+      ? await findSession(this.#deps.db, tenantId, sessionId)
+      : undefined;
     if (!row) throw new LatchkeyError('not_found', `No session ${sessionId}`);
     return toSession(row);
   }
@@ -222,12 +251,21 @@ export class Sessions {
     return (await listSessionRows(this.#deps.db, tenantId, userId)).map(toSession);
   }
 
-  /** Whether a session is live and its user enabled; cached while invalidations flow. */
-  async isActive(tenantId: string, sessionId: string, userId: string): Promise<boolean> {
+  /**
+   * The live state of a session: undefined when it is revoked or expired, or its user is
+   * disabled, deleted or not `userId`; otherwise the user's current e-mail and roles.
+   * Cached while invalidations flow.
+   */
+  async state(
+    tenantId: string,
+    sessionId: string,
+    userId: string,
+  ): Promise<{ email: string; roles: string[] } | undefined> {
     const live = this.#deps.bus.live;
     let state = live ? this.#states.get(sessionId) : undefined;
     this.#deps.onCacheLookup?.(state !== undefined);
     if (!state) {
+      const readAt = this.#states.generation;
       const row = await findSessionState(this.#deps.db, tenantId, sessionId);
       state = {
         userId: row?.user_id ?? '',
@@ -236,9 +274,17 @@ export class Sessions {
           row.revoked_at === null &&
           row.disabled_at === null &&
           row.expires_at > Date.now(),
+        email: row?.email ?? '',
+        roles: row ? (JSON.parse(row.roles) as string[]) : [],
       };
-      if (live && row) this.#states.set(sessionId, state);
+      if (live && row) this.#states.set(sessionId, state, readAt);
     }
-    return state.active && state.userId === userId;
+    return state.active && state.userId === userId
+      ? { email: state.email, roles: state.roles }
+      : undefined;
+  }
+
+  async isActive(tenantId: string, sessionId: string, userId: string): Promise<boolean> {
+    return (await this.state(tenantId, sessionId, userId)) !== undefined;
   }
 }

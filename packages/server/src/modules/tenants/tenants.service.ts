@@ -32,6 +32,10 @@ export interface Tenant {
 }
 
 export interface TenantInput {
+  /** https (http on development tenants); only ever rendered, never fetched by the server. */
+  logoUrl?: string | null;
+  /** #rrggbb */
+  primaryColor?: string | null;
   name?: string;
   plan?: Plan;
   /** Enterprise only. */
@@ -153,6 +157,29 @@ function validateInput(input: TenantInput, environment: Environment, creating: b
         message: `${origin} ${problem}`,
       });
   });
+  if (input.logoUrl) {
+    let url: URL | undefined;
+    try {
+      url = new URL(input.logoUrl);
+    } catch {}
+    const ok =
+      url &&
+      (url.protocol === 'https:' || (url.protocol === 'http:' && environment === 'development'));
+    if (!ok || input.logoUrl.length > 2048) {
+      errors.push({
+        path: '/logoUrl',
+        code: 'logo_url_invalid',
+        message: 'logo URL must be https (http only on development tenants)',
+      });
+    }
+  }
+  if (input.primaryColor && !/^#[0-9a-fA-F]{6}$/.test(input.primaryColor)) {
+    errors.push({
+      path: '/primaryColor',
+      code: 'primary_color_invalid',
+      message: 'primary colour must be #rrggbb',
+    });
+  }
   if (errors.length) throw validationFailed(errors);
 }
 
@@ -174,8 +201,8 @@ export async function createTenant(db: Kysely<Schema>, input: TenantInput): Prom
     require_email_verification: input.requireEmailVerification ? 1 : 0,
     access_token_ttl: input.accessTokenTtl ?? defaults.accessTokenTtlSeconds,
     password_enabled: input.passwordEnabled === false ? 0 : 1,
-    logo_url: null,
-    primary_color: null,
+    logo_url: input.logoUrl || null,
+    primary_color: input.primaryColor?.toLowerCase() || null,
     created_at: now,
     updated_at: now,
   };
@@ -220,6 +247,9 @@ export async function updateTenant(
     update.require_email_verification = input.requireEmailVerification ? 1 : 0;
   if (input.accessTokenTtl !== undefined) update.access_token_ttl = input.accessTokenTtl;
   if (input.passwordEnabled !== undefined) update.password_enabled = input.passwordEnabled ? 1 : 0;
+  if (input.logoUrl !== undefined) update.logo_url = input.logoUrl || null;
+  if (input.primaryColor !== undefined)
+    update.primary_color = input.primaryColor?.toLowerCase() || null;
   await updateTenantRow(db, id, update);
   return getTenant(db, id);
 }

@@ -3,9 +3,12 @@ export { codePointLength, createPasswordHasher, type PasswordHasher } from './pa
 export { type SignInDeps, type SignInPolicy, verifyCredentials } from './sign-in.service.js';
 export {
   deleteUser,
+  findUserByEmail,
   getUser,
   type ListUsersInput,
   listUsers,
+  markEmailVerified,
+  setPasswordHash,
   toUser,
   type UpdateUserInput,
   type User,
@@ -13,7 +16,9 @@ export {
 } from './users.admin.js';
 export { SignUpBody, SignUpResponse } from './users.schemas.js';
 export {
+  checkPassword,
   checkSignUp,
+  createUser,
   type SignUpInput,
   type SignUpResult,
   signUp,

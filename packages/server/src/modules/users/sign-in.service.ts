@@ -28,14 +28,18 @@ const sleepFor = (ms: number) => new Promise<void>((resolve) => setTimeout(resol
 
 /**
  * Checks an e-mail and password. An unknown address costs the same argon2 work as a
- * wrong password and gets the same answer. Failures are counted per account and per
- * client address (docs: README "Sign-in failures"): past a threshold each attempt is
- * slowed, and past a higher one refused with 429 until the window ends.
+ * wrong password and gets the same answer.
+ *
+ * Attempts are counted per account and, when the end user's address is known, per
+ * address (README "Sign-in failures"), and counted *before* any work, atomically, so
+ * that parallel guesses cannot all slip under the limit. Past a threshold each attempt
+ * is slowed, past a higher one refused with 429 until the window ends. A success clears
+ * the account's count and gives the address its attempt back.
  */
 export async function verifyCredentials(
   deps: SignInDeps,
   tenant: Tenant,
-  input: { email: string; password: string; ip: string },
+  input: { email: string; password: string; ip: string | undefined },
 ): Promise<User> {
   const { policy } = deps;
   const accountWindow: Window = {
@@ -50,36 +54,37 @@ export async function verifyCredentials(
   };
   const key = emailKey(input.email.trim());
   const accountKey = `${tenant.id}:${key}`;
-  const addressKey = `${tenant.id}:${input.ip}`;
+  const addressKey = input.ip === undefined ? undefined : `${tenant.id}:${input.ip}`;
   const [account, address] = await Promise.all([
-    deps.limiter.peek(accountKey, accountWindow),
-    deps.limiter.peek(addressKey, addressWindow),
+    deps.limiter.consume(accountKey, [accountWindow]),
+    addressKey === undefined ? undefined : deps.limiter.consume(addressKey, [addressWindow]),
   ]);
-  const refused = [account, address].filter((c) => c.count >= c.window.quota);
-  if (refused.length) {
-    const retryAfter = Math.max(...refused.map((c) => c.retryAfter));
+  const refused = [account, address].find((d) => d && !d.allowed);
+  if (refused) {
     throw new LatchkeyError(
       'rate_limited',
-      `Too many failed sign-ins; retry after ${retryAfter} s`,
+      `Too many failed sign-ins; retry after ${refused.retryAfter} s`,
       {
-        headers: { 'retry-after': String(retryAfter) },
+        headers: {
+          'retry-after': String(refused.retryAfter),
+          'ratelimit-policy': refused.policyHeader,
+          ratelimit: refused.stateHeader,
+        },
       },
     );
   }
-  const over = account.count - policy.account.slowAfter;
+  const earlier = (account.consumed[0] ?? 1) - 1;
+  const over = earlier - policy.account.slowAfter;
   if (over >= 0) await sleepFor(Math.min((over + 1) * policy.slowStepMs, policy.slowMaxMs));
 
   const row = await findUserByEmailKey(deps.db, tenant.id, key);
   dummyHash ??= deps.hasher.hash('latchkey timing equaliser');
   const ok = await deps.hasher.verify(row?.password_hash ?? (await dummyHash), input.password);
-  if (!row?.password_hash || !ok) {
-    await Promise.all([
-      deps.limiter.penalty(accountKey, accountWindow),
-      deps.limiter.penalty(addressKey, addressWindow),
-    ]);
-    throw invalidCredentials();
-  }
-  await deps.limiter.reset(accountKey, accountWindow);
+  if (!row?.password_hash || !ok) throw invalidCredentials();
+  await Promise.all([
+    deps.limiter.reset(accountKey, accountWindow),
+    addressKey === undefined ? undefined : deps.limiter.reward(addressKey, addressWindow),
+  ]);
   if (row.disabled_at !== null) throw new LatchkeyError('forbidden', 'This account is disabled');
   if (tenant.requireEmailVerification && row.email_verified_at === null) {
     throw new LatchkeyError('email_not_verified', 'Verify the e-mail address before signing in');

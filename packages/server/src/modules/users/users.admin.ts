@@ -3,8 +3,20 @@ import { type FieldError, LatchkeyError, validationFailed } from '../../errors/i
 import type { Schema, UserRow } from '../../storage/index.js';
 import { emailKey } from './email.js';
 import { codePointLength } from './password.js';
-import { deleteUserRow, findUserById, listUserRows, updateUserRow } from './users.repository.js';
-import { FORBIDDEN_KEYS, METADATA_MAX_BYTES, NAME_MAX_LENGTH } from './users.schemas.js';
+import {
+  deleteUserRow,
+  findUserByEmailKey,
+  findUserById,
+  listUserRows,
+  updateUserRow,
+} from './users.repository.js';
+import {
+  FORBIDDEN_KEYS,
+  METADATA_MAX_BYTES,
+  METADATA_MAX_DEPTH,
+  NAME_MAX_LENGTH,
+  nestsWithin,
+} from './users.schemas.js';
 
 /** A user as the API shows it. The password hash never leaves this module. */
 export interface User {
@@ -53,7 +65,14 @@ function decodeCursor(cursor: string): { createdAt: number; id: string } {
       number,
       string,
     ];
-    if (Number.isInteger(createdAt) && typeof id === 'string') return { createdAt, id };
+    if (
+      Number.isSafeInteger(createdAt) &&
+      createdAt >= 0 &&
+      typeof id === 'string' &&
+      UUID.test(id)
+    ) {
+      return { createdAt, id };
+    }
   } catch {}
   throw new LatchkeyError('invalid_request', 'cursor is not one this API returned');
 }
@@ -120,6 +139,12 @@ export async function updateUser(
         code: 'metadata_invalid',
         message: `metadata keys may not be ${FORBIDDEN_KEYS.join(', ')}`,
       });
+    } else if (!nestsWithin(input.metadata, METADATA_MAX_DEPTH)) {
+      errors.push({
+        path: '/metadata',
+        code: 'metadata_invalid',
+        message: `metadata may nest at most ${METADATA_MAX_DEPTH} levels`,
+      });
     } else if (Buffer.byteLength(JSON.stringify(input.metadata)) > METADATA_MAX_BYTES) {
       errors.push({
         path: '/metadata',
@@ -158,4 +183,32 @@ export async function deleteUser(db: Kysely<Schema>, tenantId: string, id: strin
   if (!UUID.test(id) || !(await deleteUserRow(db, tenantId, id))) {
     throw new LatchkeyError('not_found', `No user ${id}`);
   }
+}
+
+export async function markEmailVerified(
+  db: Kysely<Schema>,
+  tenantId: string,
+  id: string,
+): Promise<void> {
+  const now = Date.now();
+  await updateUserRow(db, tenantId, id, { email_verified_at: now, updated_at: now });
+}
+
+/** Sets a new password (already checked by checkPassword) for a user. */
+export async function setPasswordHash(
+  db: Kysely<Schema>,
+  tenantId: string,
+  id: string,
+  hash: string,
+): Promise<void> {
+  await updateUserRow(db, tenantId, id, { password_hash: hash, updated_at: Date.now() });
+}
+
+export async function findUserByEmail(
+  db: Kysely<Schema>,
+  tenantId: string,
+  email: string,
+): Promise<User | undefined> {
+  const row = await findUserByEmailKey(db, tenantId, emailKey(email.trim()));
+  return row && toUser(row);
 }

@@ -47,3 +47,17 @@ export const SignUpResponse = Type.Object(
 );
 
 export { FORBIDDEN_KEYS };
+
+export const METADATA_MAX_DEPTH = 16;
+
+/** Whether a JSON value nests at most `limit` levels; iterative, so it never overflows. */
+export function nestsWithin(value: unknown, limit: number): boolean {
+  const stack: [unknown, number][] = [[value, 0]];
+  while (stack.length) {
+    const [v, depth] = stack.pop() as [unknown, number];
+    if (typeof v !== 'object' || v === null) continue;
+    if (depth >= limit) return false;
+    for (const child of Object.values(v)) stack.push([child, depth + 1]);
+  }
+  return true;
+}

@@ -6,8 +6,15 @@ import { isUniqueViolation, type Schema, type UserRow } from '../../storage/inde
 import type { Tenant } from '../tenants/index.js';
 import { emailKey, isValidEmail } from './email.js';
 import { codePointLength, type PasswordHasher } from './password.js';
+import { toUser, type User } from './users.admin.js';
 import { findUserByEmailKey, insertUser } from './users.repository.js';
-import { FORBIDDEN_KEYS, METADATA_MAX_BYTES, NAME_MAX_LENGTH } from './users.schemas.js';
+import {
+  FORBIDDEN_KEYS,
+  METADATA_MAX_BYTES,
+  METADATA_MAX_DEPTH,
+  NAME_MAX_LENGTH,
+  nestsWithin,
+} from './users.schemas.js';
 
 export interface SignUpInput {
   email: string;
@@ -26,6 +33,11 @@ export interface SignUpResult {
 export interface UsersDeps {
   db: Kysely<Schema>;
   hasher: PasswordHasher;
+}
+
+/** The password rules alone (the reset page uses them too). */
+export function checkPassword(password: string): FieldError[] {
+  return checkSignUp({ email: 'x@example.com', password }).filter((e) => e.path === '/password');
 }
 
 /** The field rules of sign-up; the same rules serve the API and the hosted pages. */
@@ -83,6 +95,12 @@ export function checkSignUp(input: SignUpInput): FieldError[] {
         code: 'metadata_invalid',
         message: `metadata keys may not be ${FORBIDDEN_KEYS.join(', ')}`,
       });
+    } else if (!nestsWithin(input.metadata, METADATA_MAX_DEPTH)) {
+      errors.push({
+        path: '/metadata',
+        code: 'metadata_invalid',
+        message: `metadata may nest at most ${METADATA_MAX_DEPTH} levels`,
+      });
     } else if (Buffer.byteLength(JSON.stringify(input.metadata)) > METADATA_MAX_BYTES) {
       errors.push({
         path: '/metadata',
@@ -103,6 +121,15 @@ export async function signUp(
   tenant: Tenant,
   input: SignUpInput,
 ): Promise<SignUpResult> {
+  return (await createUser(deps, tenant, input)).result;
+}
+
+/** Sign-up, also returning the new user (for the hosted pages). */
+export async function createUser(
+  deps: UsersDeps,
+  tenant: Tenant,
+  input: SignUpInput,
+): Promise<{ result: SignUpResult; user: User }> {
   const errors = checkSignUp(input);
   if (errors.length) throw validationFailed(errors);
   const email = input.email.trim();
@@ -133,9 +160,12 @@ export async function signUp(
     throw error;
   }
   return {
-    userId: row.id,
-    email,
-    createdAt: new Date(now).toISOString(),
-    verificationRequired: tenant.requireEmailVerification,
+    result: {
+      userId: row.id,
+      email,
+      createdAt: new Date(now).toISOString(),
+      verificationRequired: tenant.requireEmailVerification,
+    },
+    user: toUser(row),
   };
 }

@@ -2,11 +2,13 @@ import { type Kysely, PostgresAdapter, sql } from 'kysely';
 import { type Migration, type MigrationResultSet, Migrator } from 'kysely/migration';
 import { foundation } from './001-foundation.js';
 import { sessions } from './002-sessions.js';
+import { hosted } from './003-hosted.js';
 
 /** One ordered set of migrations serves SQLite and PostgreSQL alike. */
 const MIGRATIONS: Record<string, Migration> = {
   '001-foundation': foundation,
   '002-sessions': sessions,
+  '003-hosted': hosted,
 };
 
 /**

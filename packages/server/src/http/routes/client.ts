@@ -1,0 +1,171 @@
+import { createHash } from 'node:crypto';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { type Static, Type } from 'typebox';
+import { LatchkeyError } from '../../errors/index.js';
+import { redeemCode } from '../../modules/hosted/index.js';
+import type { KeyContext } from '../../modules/keys/index.js';
+import { getUser } from '../../modules/users/index.js';
+import type { AppContext } from '../context.js';
+import { problems } from '../schemas.js';
+
+const ConfigResponse = Type.Object({
+  tenantId: Type.String(),
+  name: Type.String(),
+  environment: Type.String(),
+  branding: Type.Object({
+    logoUrl: Type.Union([Type.String(), Type.Null()]),
+    primaryColor: Type.Union([Type.String(), Type.Null()]),
+  }),
+  providers: Type.Array(Type.Object({ id: Type.String(), name: Type.String() })),
+  passwordEnabled: Type.Boolean(),
+  signInUrl: Type.String(),
+});
+
+const TokenBody = Type.Object(
+  {
+    grant_type: Type.Union([Type.Literal('authorization_code'), Type.Literal('refresh_token')]),
+    code: Type.Optional(Type.String({ maxLength: 256 })),
+    code_verifier: Type.Optional(Type.String({ maxLength: 256 })),
+    refresh_token: Type.Optional(Type.String({ maxLength: 512 })),
+  },
+  { additionalProperties: false },
+);
+
+const ClientTokens = Type.Object({
+  accessToken: Type.String(),
+  tokenType: Type.Literal('Bearer'),
+  expiresIn: Type.Integer(),
+  refreshToken: Type.String(),
+  sessionId: Type.String(),
+});
+
+/** Browser endpoints: publishable key only, CORS for the tenant's allowed origins. */
+export function clientRoutes(app: FastifyInstance, ctx: AppContext) {
+  async function publishable(request: FastifyRequest): Promise<KeyContext> {
+    const header = request.headers['x-latchkey-publishable-key'];
+    const query = (request.query as Record<string, unknown> | undefined)?.pk;
+    const bearer = /^Bearer +(pk_\S+)$/i.exec(request.headers.authorization ?? '')?.[1];
+    const pk = typeof header === 'string' ? header : typeof query === 'string' ? query : bearer;
+    if (!pk)
+      throw new LatchkeyError(
+        'unauthorized',
+        'Send the publishable key as ?pk= or X-Latchkey-Publishable-Key',
+      );
+    if (!pk.startsWith('pk_'))
+      throw new LatchkeyError(
+        'forbidden',
+        'This endpoint takes a publishable key (pk_…); never send a secret key from a browser',
+      );
+    const found = await ctx.keys.resolve(pk);
+    if (!found || found.key.kind !== 'publishable')
+      throw new LatchkeyError(
+        'unauthorized',
+        'The publishable key is not valid or has been revoked',
+      );
+    return found;
+  }
+
+  app.get(
+    '/public/config',
+    {
+      schema: {
+        summary: "The tenant's public configuration, for the browser libraries",
+        tags: ['client'],
+        querystring: Type.Object({ pk: Type.Optional(Type.String({ maxLength: 128 })) }),
+        response: { 200: ConfigResponse, 304: Type.Null(), ...problems(401, 403) },
+      },
+    },
+    async (request, reply) => {
+      const { tenant } = await publishable(request);
+      const pk =
+        (request.query as { pk?: string }).pk ??
+        (request.headers['x-latchkey-publishable-key'] as string);
+      const body = {
+        tenantId: tenant.id,
+        name: tenant.name,
+        environment: tenant.environment,
+        branding: tenant.branding,
+        providers: [] as { id: string; name: string }[],
+        passwordEnabled: tenant.passwordEnabled,
+        signInUrl: `${ctx.authUrl}/sign-in?pk=${encodeURIComponent(pk)}`,
+      };
+      const json = JSON.stringify(body);
+      const etag = `"${createHash('sha256').update(json).digest('base64url').slice(0, 27)}"`;
+      reply
+        .header('access-control-allow-origin', '*')
+        .header('cache-control', 'public, max-age=60')
+        .header('etag', etag)
+        .header('vary', 'x-latchkey-publishable-key')
+        .header('content-type', 'application/json; charset=utf-8');
+      if (request.headers['if-none-match'] === etag) return reply.code(304).send();
+      return reply.send(json);
+    },
+  );
+
+  function cors(reply: FastifyReply, origin: string | undefined) {
+    if (origin) reply.header('access-control-allow-origin', origin).header('vary', 'origin');
+  }
+
+  app.options('/v1/client/token', { schema: { hide: true } }, async (request, reply) => {
+    // Preflights carry no key, so any origin may ask; the request itself is checked below.
+    cors(reply, request.headers.origin);
+    return reply
+      .header('access-control-allow-methods', 'POST')
+      .header('access-control-allow-headers', 'content-type, x-latchkey-publishable-key')
+      .header('access-control-max-age', '600')
+      .code(204)
+      .send();
+  });
+
+  app.post(
+    '/v1/client/token',
+    {
+      schema: {
+        summary: 'Browser token endpoint: redeem a PKCE sign-in code, or rotate a refresh token',
+        description:
+          'grant_type=authorization_code with code and code_verifier (RFC 7636, S256), or grant_type=refresh_token. Publishable key; the Origin must be an allowed origin of the tenant.',
+        tags: ['client'],
+        body: TokenBody,
+        response: { 200: ClientTokens, ...problems(400, 401, 403, 415, 422, 429) },
+      },
+    },
+    async (request, reply) => {
+      const { tenant } = await publishable(request);
+      const origin = request.headers.origin;
+      if (origin !== undefined && !tenant.allowedOrigins.includes(origin)) {
+        throw new LatchkeyError('forbidden', `${origin} is not an allowed origin of this tenant`);
+      }
+      cors(reply, origin);
+      reply.header('cache-control', 'no-store');
+      const body = request.body as Static<typeof TokenBody>;
+      const decision = await ctx.limiter.consume(`tenant:${tenant.id}`, [
+        { name: 'second', quota: tenant.limits.rps, seconds: 1 },
+        { name: 'minute', quota: tenant.limits.rpm, seconds: 60 },
+      ]);
+      if (!decision.allowed) {
+        throw new LatchkeyError('rate_limited', 'Too many requests', {
+          headers: { 'retry-after': String(decision.retryAfter) },
+        });
+      }
+      if (body.grant_type === 'authorization_code') {
+        if (!body.code || !body.code_verifier)
+          throw new LatchkeyError('invalid_request', 'Send code and code_verifier');
+        const tokens = await redeemCode(
+          { db: ctx.database.db, keys: ctx.keys, sessions: ctx.sessions },
+          tenant,
+          { code: body.code, codeVerifier: body.code_verifier, origin },
+        );
+        if (!tokens)
+          throw new LatchkeyError(
+            'invalid_grant',
+            'The code is not valid, was used already, has expired, or does not match the verifier',
+          );
+        return tokens;
+      }
+      if (!body.refresh_token) throw new LatchkeyError('invalid_request', 'Send refresh_token');
+      return ctx.sessions.refresh(tenant, body.refresh_token, (id) =>
+        getUser(ctx.database.db, tenant.id, id),
+      );
+    },
+  );
+}

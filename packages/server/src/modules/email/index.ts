@@ -1,0 +1,1 @@
+export { createMailer, type Mail, type Mailer, type MailerOptions, readOutbox } from './mailer.js';

@@ -1,0 +1,74 @@
+import { randomUUID } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import { createTransport } from 'nodemailer';
+import type { MailRow, Schema } from '../../storage/index.js';
+
+export interface Mail {
+  tenantId: string | null;
+  to: string;
+  subject: string;
+  text: string;
+}
+
+export interface Mailer {
+  send(mail: Mail): Promise<void>;
+}
+
+export interface MailerOptions {
+  /** SMTP_URL; without it mail goes to the dev outbox. */
+  smtpUrl: string | undefined;
+  from: string;
+  db: Kysely<Schema>;
+  /** Told of each outbox mail (recipient and subject only: the body holds a one-time link). */
+  log: (message: string, fields: Record<string, unknown>) => void;
+}
+
+/** nodemailer over SMTP_URL, or the dev outbox (a table the admin area and tests read). */
+export function createMailer(options: MailerOptions): Mailer {
+  if (options.smtpUrl) {
+    const transport = createTransport(options.smtpUrl);
+    return {
+      async send(mail) {
+        await transport.sendMail({
+          from: options.from,
+          to: mail.to,
+          subject: mail.subject,
+          text: mail.text,
+        });
+      },
+    };
+  }
+  return {
+    async send(mail) {
+      await options.db
+        .insertInto('mail_outbox')
+        .values({
+          id: randomUUID(),
+          tenant_id: mail.tenantId,
+          recipient: mail.to,
+          subject: mail.subject,
+          body: mail.text,
+          created_at: Date.now(),
+        })
+        .execute();
+      options.log('mail kept in the dev outbox (no SMTP_URL)', {
+        to: mail.to,
+        subject: mail.subject,
+      });
+    },
+  };
+}
+
+/** The dev outbox, newest first. */
+export async function readOutbox(
+  db: Kysely<Schema>,
+  options: { to?: string; limit?: number } = {},
+): Promise<MailRow[]> {
+  let query = db
+    .selectFrom('mail_outbox')
+    .selectAll()
+    .orderBy('created_at', 'desc')
+    .limit(options.limit ?? 50);
+  if (options.to) query = query.where('recipient', '=', options.to);
+  return query.execute();
+}

@@ -1,0 +1,27 @@
+export {
+  BROWSER_SESSION_MS,
+  browserSessionUser,
+  checkHostedRequest,
+  completeSignIn,
+  createEmailToken,
+  endBrowserSession,
+  type HostedDeps,
+  type HostedRequest,
+  hostedQuery,
+  peekEmailToken,
+  Refusal,
+  redeemCode,
+  startBrowserSession,
+  useEmailToken,
+} from './hosted.service.js';
+export {
+  confirmPage,
+  forgotPage,
+  messagePage,
+  type PageContext,
+  type Provider,
+  resetPage,
+  signInPage,
+  signUpPage,
+  textOn,
+} from './views.js';
