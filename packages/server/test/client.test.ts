@@ -1,0 +1,175 @@
+/** The browser endpoints: /public/config and the PKCE token endpoint (publishable key, CORS). */
+import { createHash, randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { updateTenant } from '../src/modules/tenants/index.js';
+import {
+  DIALECTS,
+  email,
+  json,
+  postJson,
+  startApp,
+  type TestApp,
+  type TestTenant,
+} from './support.js';
+
+const ORIGIN = 'http://localhost:5173';
+const PASSWORD = 'correct horse battery staple';
+
+describe.each(DIALECTS)('browser endpoints on %s', (dialect) => {
+  let app: TestApp;
+  let t: TestTenant;
+
+  beforeAll(async () => {
+    app = await startApp(dialect);
+    t = await app.tenant({ allowedOrigins: [ORIGIN] });
+    await updateTenant(app.ctx.database.db, t.tenant.id, {
+      primaryColor: '#1A7F37',
+      logoUrl: 'https://cdn.example.com/l.png',
+    });
+  });
+  afterAll(() => app.dispose());
+
+  it('GET /public/config answers the tenant config, CORS-readable and cacheable', async () => {
+    const res = await app.request(`/public/config?pk=${t.publishableKey}`, {
+      headers: { origin: 'https://anywhere.example' },
+    });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('access-control-allow-origin')).toBe('*');
+    expect(res.headers.get('cache-control')).toMatch(/max-age/);
+    expect(await json(res)).toEqual({
+      tenantId: t.tenant.id,
+      name: t.tenant.name,
+      environment: 'development',
+      branding: { logoUrl: 'https://cdn.example.com/l.png', primaryColor: '#1a7f37' },
+      providers: [],
+      passwordEnabled: true,
+      signInUrl: `${app.url}/sign-in?pk=${t.publishableKey}`,
+    });
+    const again = await app.request('/public/config', {
+      headers: {
+        'x-latchkey-publishable-key': t.publishableKey,
+        'if-none-match': res.headers.get('etag') as string,
+      },
+    });
+    expect(again.status).toBe(304);
+    expect((await app.request('/public/config')).status).toBe(401);
+    expect((await app.request(`/public/config?pk=${t.secretKey}`)).status).toBe(403);
+    expect((await app.request(`/public/config?pk=pk_test_${'x'.repeat(43)}`)).status).toBe(401);
+  });
+
+  /** Signs in through the hosted page with a PKCE challenge; returns the fragment. */
+  async function hostedSignIn(verifier: string) {
+    const address = email();
+    await postJson(app, '/v1/auth/sign-up', t.secretKey, { email: address, password: PASSWORD });
+    const challenge = createHash('sha256').update(verifier).digest('base64url');
+    const q = new URLSearchParams({
+      pk: t.publishableKey,
+      redirect_url: `${ORIGIN}/callback`,
+      state: 's1',
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+    });
+    const page = await app.request(`/sign-in?${q}`);
+    const cookie = (page.headers.getSetCookie() ?? []).map((c) => c.split(';')[0]).join('; ');
+    const csrf = /name="_csrf" value="([^"]+)"/.exec(await page.text())?.[1] as string;
+    const res = await app.request(`/sign-in?${q}`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', cookie },
+      body: new URLSearchParams({ _csrf: csrf, email: address, password: PASSWORD }).toString(),
+    });
+    expect(res.status).toBe(303);
+    const location = new URL(res.headers.get('location') as string);
+    expect(location.origin + location.pathname).toBe(`${ORIGIN}/callback`);
+    expect(location.search).toBe('');
+    return new URLSearchParams(location.hash.slice(1));
+  }
+
+  const redeem = (body: Record<string, string>, origin = ORIGIN) =>
+    app.request('/v1/client/token', {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'x-latchkey-publishable-key': t.publishableKey,
+        origin,
+      },
+      body: JSON.stringify(body),
+    });
+
+  it('the hosted page puts tokens and the PKCE code in the fragment; the code redeems once', async () => {
+    const verifier = randomBytes(32).toString('base64url');
+    const fragment = await hostedSignIn(verifier);
+    expect(fragment.get('token_type')).toBe('Bearer');
+    expect(fragment.get('tenant_id')).toBe(t.tenant.id);
+    expect(fragment.get('state')).toBe('s1');
+    expect(Number(fragment.get('expires_in'))).toBe(600);
+    const introspected = await json(
+      await postJson(app, '/api/auth/introspect', t.secretKey, {
+        token: fragment.get('access_token'),
+      }),
+    );
+    expect(introspected.active).toBe(true);
+
+    const code = fragment.get('code') as string;
+    const wrong = await redeem({
+      grant_type: 'authorization_code',
+      code,
+      code_verifier: randomBytes(32).toString('base64url'),
+    });
+    expect(wrong.status).toBe(400);
+    // A failed attempt burns the code: a thief who guessed wrong cannot retry.
+    const after = await redeem({ grant_type: 'authorization_code', code, code_verifier: verifier });
+    expect(after.status).toBe(400);
+    expect((await json(after)).code).toBe('invalid_grant');
+  });
+
+  it('redeems a code for a refresh token that rotates; CORS only for allowed origins', async () => {
+    const verifier = randomBytes(32).toString('base64url');
+    const code = (await hostedSignIn(verifier)).get('code') as string;
+    const res = await redeem({ grant_type: 'authorization_code', code, code_verifier: verifier });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('access-control-allow-origin')).toBe(ORIGIN);
+    const tokens = await json(res);
+    expect(tokens.refreshToken).toMatch(/^lkr_/);
+    expect(
+      (await redeem({ grant_type: 'authorization_code', code, code_verifier: verifier })).status,
+    ).toBe(400);
+
+    const refreshed = await redeem({
+      grant_type: 'refresh_token',
+      refresh_token: tokens.refreshToken,
+    });
+    expect(refreshed.status).toBe(200);
+    expect((await json(refreshed)).refreshToken).not.toBe(tokens.refreshToken);
+
+    const elsewhere = await redeem(
+      { grant_type: 'refresh_token', refresh_token: tokens.refreshToken },
+      'https://evil.example',
+    );
+    expect(elsewhere.status).toBe(403);
+    expect(elsewhere.headers.get('access-control-allow-origin')).toBeNull();
+    const preflight = await app.request('/v1/client/token', {
+      method: 'OPTIONS',
+      headers: { origin: ORIGIN, 'access-control-request-method': 'POST' },
+    });
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers.get('access-control-allow-headers')).toContain(
+      'x-latchkey-publishable-key',
+    );
+  });
+
+  it('refuses a secret key, bad grants and bad bodies', async () => {
+    const res = await app.request('/v1/client/token', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-latchkey-publishable-key': t.secretKey },
+      body: JSON.stringify({ grant_type: 'refresh_token', refresh_token: 'x' }),
+    });
+    expect(res.status).toBe(403);
+    expect((await redeem({ grant_type: 'password' })).status).toBe(422);
+    expect((await redeem({ grant_type: 'authorization_code' })).status).toBe(400);
+    expect(
+      (await redeem({ grant_type: 'authorization_code', code: 'nope', code_verifier: 'short' }))
+        .status,
+    ).toBe(400);
+  });
+});
