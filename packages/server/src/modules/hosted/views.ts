@@ -57,8 +57,9 @@ a{color:#0550ae}
 export function layout(ctx: PageContext, title: string, body: string): string {
   const brand = ctx.tenant?.branding.primaryColor ?? DEFAULT_BRAND;
   const logo = ctx.tenant?.branding.logoUrl;
+  // The logo is decorative: the name follows as text (read once, and shown if the logo fails).
   const header = ctx.tenant
-    ? `${logo ? `<img class="logo" src="${e(logo)}" alt="${e(ctx.tenant.name)}">` : ''}<p class="tenant">${e(ctx.tenant.name)}</p>`
+    ? `${logo ? `<img class="logo" src="${e(logo)}" alt="">` : ''}<p class="tenant">${e(ctx.tenant.name)}</p>`
     : '';
   return `<!doctype html>
 <html lang="en">
