@@ -11,6 +11,7 @@ import {
   confirmPage,
   createEmailToken,
   endBrowserSession,
+  endUserBrowserSessions,
   forgotPage,
   type HostedRequest,
   hostedQuery,
@@ -57,7 +58,9 @@ const field = (body: unknown, name: string): string =>
 export function hostedPageRoutes(app: FastifyInstance, ctx: AppContext) {
   const secure = ctx.authUrl.startsWith('https:');
   // __Host- (RFC 6265bis section 4.1.3.2): Secure, Path=/, no Domain; only possible over https.
-  const sessionCookie = secure ? '__Host-latchkey_session' : 'latchkey_session';
+  // One cookie per tenant: signing in to one application never signs the browser out of another.
+  const sessionCookie = (tenantId: string) =>
+    `${secure ? '__Host-' : ''}latchkey_session_${tenantId}`;
   const csrfCookie = secure ? '__Host-latchkey_csrf' : 'latchkey_csrf';
   const cookieSecret = Buffer.from(
     hkdfSync('sha256', ctx.config.secret, 'latchkey', 'latchkey cookies v1', 32),
@@ -154,7 +157,7 @@ export function hostedPageRoutes(app: FastifyInstance, ctx: AppContext) {
       location: string,
       cookieValue: string,
     ) {
-      reply.setCookie(sessionCookie, cookieValue, {
+      reply.setCookie(sessionCookie(h.tenant.id), cookieValue, {
         path: '/',
         httpOnly: true,
         sameSite: 'lax',
@@ -176,7 +179,7 @@ export function hostedPageRoutes(app: FastifyInstance, ctx: AppContext) {
       h: HostedRequest,
       user: User,
     ) {
-      const old = request.cookies[sessionCookie];
+      const old = request.cookies[sessionCookie(h.tenant.id)];
       if (old) await endBrowserSession(ctx.database.db, old);
       const value = await startBrowserSession(ctx.database.db, h.tenant.id, user.id);
       return redirectSignedIn(
@@ -268,7 +271,7 @@ export function hostedPageRoutes(app: FastifyInstance, ctx: AppContext) {
     scope.get('/sign-in', get, async (request, reply) => {
       const h = await hosted(request, reply);
       if (!h) return reply;
-      const cookieValue = request.cookies[sessionCookie];
+      const cookieValue = request.cookies[sessionCookie(h.tenant.id)];
       const returning = cookieValue
         ? await browserSessionUser(ctx.database.db, h.tenant.id, cookieValue)
         : undefined;
@@ -291,6 +294,19 @@ export function hostedPageRoutes(app: FastifyInstance, ctx: AppContext) {
     scope.post('/sign-in', csrfCheck, async (request, reply) => {
       const h = await hosted(request, reply);
       if (!h) return reply;
+      if (!h.tenant.passwordEnabled) {
+        return send(
+          reply,
+          403,
+          messagePage(
+            page(request),
+            'Password sign-in is off',
+            'This application signs users in with another method.',
+            undefined,
+            'error',
+          ),
+        );
+      }
       const email = field(request.body, 'email').slice(0, 320);
       const password = field(request.body, 'password').slice(0, 1024);
       const again = (status: number, message: string, invalid?: 'email' | 'password') =>
@@ -348,6 +364,19 @@ export function hostedPageRoutes(app: FastifyInstance, ctx: AppContext) {
     scope.get('/sign-up', get, async (request, reply) => {
       const h = await hosted(request, reply);
       if (!h) return reply;
+      if (!h.tenant.passwordEnabled) {
+        return send(
+          reply,
+          403,
+          messagePage(
+            page(request),
+            'Password sign-in is off',
+            'This application signs users in with another method.',
+            undefined,
+            'error',
+          ),
+        );
+      }
       return send(
         reply,
         200,
@@ -359,9 +388,35 @@ export function hostedPageRoutes(app: FastifyInstance, ctx: AppContext) {
     scope.post('/sign-up', csrfCheck, async (request, reply) => {
       const h = await hosted(request, reply);
       if (!h) return reply;
+      if (!h.tenant.passwordEnabled) {
+        return send(
+          reply,
+          403,
+          messagePage(
+            page(request),
+            'Password sign-in is off',
+            'This application signs users in with another method.',
+            undefined,
+            'error',
+          ),
+        );
+      }
       const email = field(request.body, 'email').slice(0, 320);
       const password = field(request.body, 'password').slice(0, 2048);
       try {
+        if (h.tenant.requireEmailVerification && !(await mailAllowed(request))) {
+          return send(
+            reply,
+            429,
+            messagePage(
+              page(request),
+              'Too many requests',
+              'Too many sign-ups from this address; try again later.',
+              undefined,
+              'error',
+            ),
+          );
+        }
         const { user } = await createUser({ db: ctx.database.db, hasher: ctx.hasher }, h.tenant, {
           email,
           password,
@@ -419,6 +474,19 @@ export function hostedPageRoutes(app: FastifyInstance, ctx: AppContext) {
     scope.post('/forgot-password', csrfCheck, async (request, reply) => {
       const h = await hosted(request, reply);
       if (!h) return reply;
+      if (!h.tenant.passwordEnabled) {
+        return send(
+          reply,
+          403,
+          messagePage(
+            page(request),
+            'Password sign-in is off',
+            'This application signs users in with another method.',
+            undefined,
+            'error',
+          ),
+        );
+      }
       const email = field(request.body, 'email').trim().slice(0, 320);
       if (!(await mailAllowed(request))) {
         return send(
@@ -506,6 +574,7 @@ export function hostedPageRoutes(app: FastifyInstance, ctx: AppContext) {
       );
       // Whoever knew the old password is signed out everywhere; the mailbox owner proved it.
       await ctx.sessions.revoke(row.tenant_id, { userId: row.user_id }, 'password_reset');
+      await endUserBrowserSessions(ctx.database.db, row.tenant_id, row.user_id);
       await markEmailVerified(ctx.database.db, row.tenant_id, row.user_id);
       await ctx.bus.publish(`user:${row.user_id}`);
       return send(
@@ -562,9 +631,14 @@ export function hostedPageRoutes(app: FastifyInstance, ctx: AppContext) {
     scope.get('/sign-out', get, async (request, reply) => {
       const h = await hosted(request, reply);
       if (!h) return reply;
-      const value = request.cookies[sessionCookie];
+      const value = request.cookies[sessionCookie(h.tenant.id)];
       if (value) await endBrowserSession(ctx.database.db, value);
-      reply.clearCookie(sessionCookie, { path: '/', secure, httpOnly: true, sameSite: 'lax' });
+      reply.clearCookie(sessionCookie(h.tenant.id), {
+        path: '/',
+        secure,
+        httpOnly: true,
+        sameSite: 'lax',
+      });
       return reply
         .code(303)
         .header('location', h.redirectUrl.href)

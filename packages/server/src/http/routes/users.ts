@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { type Static, Type } from 'typebox';
+import { endUserBrowserSessions } from '../../modules/hosted/index.js';
 import { deleteUser, getUser, listUsers, updateUser } from '../../modules/users/index.js';
 import { authOf, rateLimitTenant, requireSecretKey } from '../auth.js';
 import type { AppContext } from '../context.js';
@@ -184,6 +185,7 @@ export function userRoutes(app: FastifyInstance, ctx: AppContext) {
       const { userId } = request.params as Static<typeof UserParams>;
       await getUser(db, tenantId, userId);
       await ctx.sessions.revoke(tenantId, { userId }, 'revoked');
+      await endUserBrowserSessions(ctx.database.db, tenantId, userId);
       return reply.code(204).send();
     },
   );

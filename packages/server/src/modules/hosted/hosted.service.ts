@@ -60,7 +60,7 @@ export async function checkHostedRequest(
   if (url.protocol !== 'https:' && url.protocol !== 'http:') {
     throw new Refusal('The return address must be an https address.');
   }
-  if (url.username || url.password || url.hash) {
+  if (url.username || url.password || raw.includes('#')) {
     throw new Refusal('The return address may not carry credentials or a fragment.');
   }
   if (
@@ -203,6 +203,21 @@ export async function browserSessionUser(
   if (!row || row.revoked_at !== null || row.expires_at <= Date.now()) return undefined;
   const user = await getUser(db, tenantId, row.user_id).catch(() => undefined);
   return user && !user.disabled ? user : undefined;
+}
+
+/** Signs a user's browsers out of the hosted page (password reset, sign out everywhere). */
+export async function endUserBrowserSessions(
+  db: Kysely<Schema>,
+  tenantId: string,
+  userId: string,
+): Promise<void> {
+  await db
+    .updateTable('hosted_sessions')
+    .set({ revoked_at: Date.now() })
+    .where('tenant_id', '=', tenantId)
+    .where('user_id', '=', userId)
+    .where('revoked_at', 'is', null)
+    .execute();
 }
 
 export async function endBrowserSession(db: Kysely<Schema>, value: string): Promise<void> {

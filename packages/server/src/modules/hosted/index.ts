@@ -5,6 +5,7 @@ export {
   completeSignIn,
   createEmailToken,
   endBrowserSession,
+  endUserBrowserSessions,
   type HostedDeps,
   type HostedRequest,
   hostedQuery,
