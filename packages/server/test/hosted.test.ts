@@ -1,5 +1,6 @@
 /** Hosted-page rules checked over plain HTTP (the browser suite covers the journeys). */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readOutbox } from '../src/modules/email/index.js';
 import { updateTenant } from '../src/modules/tenants/index.js';
 import { openDatabase } from '../src/storage/index.js';
 import { email, postJson, startApp, type TestApp, type TestTenant } from './support.js';
@@ -55,6 +56,34 @@ describe('hosted pages over HTTP', () => {
     });
     return { address, id: ((await res.json()) as { userId: string }).userId };
   }
+
+  it('without SMTP_URL, mail goes to the dev outbox and the log never holds its link', async () => {
+    const t = await app.tenant({ allowedOrigins: [ORIGIN] });
+    const u = await user(t);
+    const page = await app.request(`/forgot-password?${query(t)}`);
+    const cookie = page.headers
+      .getSetCookie()
+      .map((c) => c.split(';')[0])
+      .join('; ');
+    const csrf = /name="_csrf" value="([^"]+)"/.exec(await page.text())?.[1] as string;
+    const res = await app.request(`/forgot-password?${query(t)}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', cookie },
+      body: new URLSearchParams({ _csrf: csrf, email: u.address }).toString(),
+    });
+    expect(res.status).toBe(200);
+    const mails = await readOutbox(app.ctx.database.db, { to: u.address });
+    expect(mails).toHaveLength(1);
+    const token = /reset-password\?token=([A-Za-z0-9_-]+)/.exec(
+      mails[0]?.body ?? '',
+    )?.[1] as string;
+    expect(token).toBeTruthy();
+    expect(app.logs.text()).toContain('mail kept in the dev outbox');
+    expect(app.logs.text()).not.toContain(token);
+    const link = await app.request(`/reset-password?token=${token}`);
+    expect(link.status).toBe(200);
+    expect(app.logs.text()).not.toContain(token);
+  });
 
   it('refuses a redirect_url ending in a bare #', async () => {
     const t = await app.tenant({ allowedOrigins: [ORIGIN] });
