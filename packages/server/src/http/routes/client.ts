@@ -57,7 +57,7 @@ export function clientRoutes(app: FastifyInstance, ctx: AppContext) {
         'This endpoint takes a publishable key (pk_…); never send a secret key from a browser',
       );
     const found = await ctx.keys.resolve(pk);
-    if (!found || found.key.kind !== 'publishable')
+    if (found?.key.kind !== 'publishable')
       throw new LatchkeyError(
         'unauthorized',
         'The publishable key is not valid or has been revoked',

@@ -44,7 +44,7 @@ export async function checkHostedRequest(
   const pk = str('pk');
   if (!pk) throw new Refusal('This sign-in link has no publishable key (pk).');
   const found = pk.startsWith('pk_') ? await deps.keys.resolve(pk) : undefined;
-  if (!found || found.key.kind !== 'publishable') {
+  if (found?.key.kind !== 'publishable') {
     throw new Refusal('This sign-in link has an unknown or revoked publishable key.');
   }
   const tenant = found.tenant;
