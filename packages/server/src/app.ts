@@ -162,7 +162,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     : database.dataVersion
       ? sqliteBus(database.dataVersion)
       : localBus({ cache: false });
-  const signingKeys = new SigningKeys(database.db, box);
+  const signingKeys = new SigningKeys(database.db, box, bus);
   const sessions = new Sessions({
     db: database.db,
     signingKeys,

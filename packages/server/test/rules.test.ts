@@ -1,12 +1,13 @@
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { decodeProtectedHeader } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LatchkeyError } from '../src/errors/index.js';
 import { createKey } from '../src/modules/keys/index.js';
 import { createTenant } from '../src/modules/tenants/index.js';
 import { type Database, migrateToLatest, openDatabase } from '../src/storage/index.js';
-import { freshDatabaseUrl, SECRET } from './support.js';
+import { freshDatabaseUrl, json, postJson, SECRET, startApp } from './support.js';
 
 const run = promisify(execFile);
 const MAIN = fileURLToPath(new URL('../dist/main.js', import.meta.url));
@@ -93,6 +94,49 @@ describe('tenant and key rules', () => {
       expect(second.stdout.trim()).toBe('the database is up to date');
     } finally {
       await fresh.drop();
+    }
+  });
+
+  it('`latchkey signing-key revoke` stops a leaked key at once: its tokens turn inactive', async () => {
+    const app = await startApp('sqlite');
+    try {
+      const t = await app.tenant();
+      const address = 'leak@example.com';
+      await postJson(app, '/v1/auth/sign-up', t.secretKey, {
+        email: address,
+        password: 'correct horse battery',
+      });
+      const signIn = async () =>
+        json(
+          await postJson(app, '/v1/auth/sign-in', t.secretKey, {
+            email: address,
+            password: 'correct horse battery',
+          }),
+        );
+      const introspect = async (token: string) =>
+        (await json(await postJson(app, '/api/auth/introspect', t.secretKey, { token }))).active;
+      const before = await signIn();
+      expect(await introspect(before.accessToken)).toBe(true);
+      const kid = decodeProtectedHeader(before.accessToken).kid as string;
+      const env = {
+        ...process.env,
+        DATABASE_URL: app.ctx.config.databaseUrl,
+        LATCHKEY_SECRET: SECRET,
+      };
+      const out = await run(
+        process.execPath,
+        [MAIN, 'signing-key', 'revoke', '--tenant', t.tenant.id, kid, '--json'],
+        { env },
+      );
+      expect(JSON.parse(out.stdout).revoked).toBe(kid);
+      expect(await introspect(before.accessToken)).toBe(false);
+      const jwks = await json(await app.request(`/t/${t.tenant.id}/.well-known/jwks.json`));
+      expect(jwks.keys.map((k: { kid: string }) => k.kid)).not.toContain(kid);
+      const after = await signIn();
+      expect(decodeProtectedHeader(after.accessToken).kid).not.toBe(kid);
+      expect(await introspect(after.accessToken)).toBe(true);
+    } finally {
+      await app.dispose();
     }
   });
 });

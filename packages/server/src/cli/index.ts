@@ -23,6 +23,7 @@ usage:
   latchkey keys revoke --tenant ID KEY_ID [--json]
   latchkey signing-key rotate --tenant ID [--now] [--json]   (publish a new key; it signs in 120 s)
   latchkey signing-key list --tenant ID [--json]
+  latchkey signing-key revoke --tenant ID KID [--json]   (a leaked key: its tokens stop at once)
 
 Configuration comes from the environment: PORT, PUBLIC_URL, DATABASE_URL, REDIS_URL,
 LATCHKEY_SECRET, SMTP_URL, TRUST_PROXY, LATCHKEY_PROVIDER_ENDPOINTS.`;
@@ -99,6 +100,7 @@ export async function runCli(
         return 0;
       case 'signing-key':
         await withDatabase(config, (database) => signingKeyCommand(config, database, args, output));
+        if (args[0] === 'revoke') await tellInstances(config, output);
         return 0;
       default:
         throw new UsageError(`unknown command "${command}"\n\n${USAGE}`);

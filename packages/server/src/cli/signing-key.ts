@@ -13,7 +13,7 @@ export async function signingKeyCommand(
   output: Output,
 ): Promise<void> {
   const [sub, ...rest] = args;
-  const { values } = parse(rest, {
+  const { values, positionals } = parse(rest, {
     tenant: { type: 'string' },
     now: { type: 'boolean' },
     json: { type: 'boolean' },
@@ -33,6 +33,13 @@ export async function signingKeyCommand(
         output.out(`the old key ${result.retired} verifies until its last token has expired`);
       return;
     }
+    case 'revoke': {
+      const kid = required(positionals[0], 'KID');
+      const result = await keys.revoke(tenant.id, kid);
+      if (values.json) return json(output, result);
+      output.out(`revoked ${result.revoked}: its tokens are inactive now; ${result.signing} signs`);
+      return;
+    }
     case 'list': {
       const list = await keys.list(tenant.id);
       if (values.json) return json(output, list);
@@ -45,6 +52,8 @@ export async function signingKeyCommand(
       return;
     }
     default:
-      throw new UsageError('usage: latchkey signing-key rotate|list --tenant ID [--json]');
+      throw new UsageError(
+        'usage: latchkey signing-key rotate|list|revoke --tenant ID [KID] [--now] [--json]',
+      );
   }
 }

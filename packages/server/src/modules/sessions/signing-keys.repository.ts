@@ -64,6 +64,21 @@ export async function insertKey(db: Kysely<Schema>, row: SigningKeyRow): Promise
   await db.insertInto('signing_keys').values(row).execute();
 }
 
+/** Stops a key now: no longer signing, verifying or published. */
+export async function revokeKeyRow(
+  db: Kysely<Schema>,
+  tenantId: string,
+  kid: string,
+  at: number,
+): Promise<void> {
+  await db
+    .updateTable('signing_keys')
+    .set({ retired_at: at, publish_until: at })
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', kid)
+    .execute();
+}
+
 /** Retires every unretired key at `at` (the moment the next key starts signing). */
 export async function retireKeys(
   db: Kysely<Schema>,

@@ -1,8 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { exportJWK, generateKeyPair, importJWK, type JWK } from 'jose';
 import type { Kysely } from 'kysely';
+import type { InvalidationBus } from '../../cache/invalidation.js';
 import { TtlCache } from '../../cache/ttl-cache.js';
 import type { SecretBox } from '../../crypto/secret-box.js';
+import { LatchkeyError } from '../../errors/index.js';
 import type { Schema, SigningKeyRow } from '../../storage/index.js';
 import {
   findKey,
@@ -11,6 +13,7 @@ import {
   insertKey,
   publishedKeys,
   retireKeys,
+  revokeKeyRow,
 } from './signing-keys.repository.js';
 
 export const SIGNING_ALG = 'RS256';
@@ -48,11 +51,16 @@ export class SigningKeys {
   readonly #box: SecretBox;
   /** Keys never change once written, so caching them by kid is always safe. */
   readonly #private = new TtlCache<Key>(60 * 60_000, 1000);
-  readonly #public = new TtlCache<Key>(10 * 60_000, 10_000);
+  readonly #public = new TtlCache<{ key: Key; publishUntil: number | null }>(10 * 60_000, 10_000);
+  readonly #bus: InvalidationBus | undefined;
 
-  constructor(db: Kysely<Schema>, box: SecretBox) {
+  constructor(db: Kysely<Schema>, box: SecretBox, bus?: InvalidationBus) {
     this.#db = db;
     this.#box = box;
+    this.#bus = bus;
+    bus?.onInvalidate((topic) => {
+      if (topic === '*' || topic.startsWith('signing-key:')) this.#public.clear();
+    });
   }
 
   async #create(tenantId: string, activatesAt: number): Promise<SigningKeyRow> {
@@ -108,14 +116,35 @@ export class SigningKeys {
   /** The public key for `kid`, looked up within this tenant only. */
   async verificationKey(tenantId: string, kid: string): Promise<Key | undefined> {
     const id = `${tenantId}/${kid}`;
-    const cached = this.#public.get(id);
-    if (cached) return cached;
+    // Reading `live` lets the bus notice a revocation made by another process (SQLite).
+    const usable = (entry: { key: Key; publishUntil: number | null }) =>
+      entry.publishUntil === null || entry.publishUntil > Date.now() ? entry.key : undefined;
+    const cached = this.#bus?.live === false ? undefined : this.#public.get(id);
+    if (cached) return usable(cached);
+    const readAt = this.#public.generation;
     const row = await findKey(this.#db, tenantId, kid);
     if (!row) return undefined;
-    if (row.publish_until !== null && row.publish_until <= Date.now()) return undefined;
-    const key = (await importJWK(JSON.parse(row.public_jwk) as JWK, SIGNING_ALG)) as Key;
-    this.#public.set(id, key);
-    return key;
+    const entry = {
+      key: (await importJWK(JSON.parse(row.public_jwk) as JWK, SIGNING_ALG)) as Key,
+      publishUntil: row.publish_until,
+    };
+    this.#public.set(id, entry, readAt);
+    return usable(entry);
+  }
+
+  /**
+   * For a key that may have leaked: it stops verifying and leaves the JWKS at once (every
+   * token it signed turns inactive), and if it was signing, a new key signs from now on.
+   */
+  async revoke(tenantId: string, kid: string): Promise<{ revoked: string; signing: string }> {
+    const row = await findKey(this.#db, tenantId, kid);
+    if (!row) throw new LatchkeyError('not_found', `No signing key ${kid} on tenant ${tenantId}`);
+    const now = Date.now();
+    await revokeKeyRow(this.#db, tenantId, kid, now);
+    const signing =
+      (await findSigningKey(this.#db, tenantId, now)) ?? (await this.#create(tenantId, now));
+    await this.#bus?.publish(`signing-key:${tenantId}/${kid}`);
+    return { revoked: kid, signing: signing.id };
   }
 
   async jwks(tenantId: string): Promise<{ keys: PublicJwk[] }> {
