@@ -33,8 +33,13 @@ async function demo(database: Database, config: Config, output: Output): Promise
   output.out(`  secret key       ${secret.plaintext}   (shown only now)`);
   output.out(`  publishable key  ${publishable.plaintext}`);
   output.out('');
-  const hosted = new URLSearchParams({ pk: publishable.plaintext, redirect_url: 'http://localhost:5173/callback' });
-  output.out('Hosted sign-in page (returns to http://localhost:5173/callback with the tokens in the fragment):');
+  const hosted = new URLSearchParams({
+    pk: publishable.plaintext,
+    redirect_url: 'http://localhost:5173/callback',
+  });
+  output.out(
+    'Hosted sign-in page (returns to http://localhost:5173/callback with the tokens in the fragment):',
+  );
   output.out(`  ${base}/sign-in?${hosted}`);
   output.out('');
   output.out('Try it:');
