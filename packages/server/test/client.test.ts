@@ -111,16 +111,37 @@ describe.each(DIALECTS)('browser endpoints on %s', (dialect) => {
     expect(introspected.active).toBe(true);
 
     const code = fragment.get('code') as string;
+    const accessToken = fragment.get('access_token') as string;
+    // A wrong verifier is refused without burning the code for its owner.
     const wrong = await redeem({
       grant_type: 'authorization_code',
       code,
       code_verifier: randomBytes(32).toString('base64url'),
     });
     expect(wrong.status).toBe(400);
-    // A failed attempt burns the code: a thief who guessed wrong cannot retry.
-    const after = await redeem({ grant_type: 'authorization_code', code, code_verifier: verifier });
-    expect(after.status).toBe(400);
-    expect((await json(after)).code).toBe('invalid_grant');
+    // Only from the origin the code was sent to (browsers always send Origin).
+    expect(
+      (
+        await redeem(
+          { grant_type: 'authorization_code', code, code_verifier: verifier },
+          'https://evil.example',
+        )
+      ).status,
+    ).toBe(403);
+    const first = await redeem({ grant_type: 'authorization_code', code, code_verifier: verifier });
+    expect(first.status).toBe(200);
+    // RFC 6749 section 4.1.2: a replayed code is refused and revokes what it gave.
+    const replay = await redeem({
+      grant_type: 'authorization_code',
+      code,
+      code_verifier: verifier,
+    });
+    expect(replay.status).toBe(400);
+    expect((await json(replay)).code).toBe('invalid_grant');
+    const after = await json(
+      await postJson(app, '/api/auth/introspect', t.secretKey, { token: accessToken }),
+    );
+    expect(after.active).toBe(false);
   });
 
   it('redeems a code for a refresh token that rotates; CORS only for allowed origins', async () => {
@@ -131,9 +152,6 @@ describe.each(DIALECTS)('browser endpoints on %s', (dialect) => {
     expect(res.headers.get('access-control-allow-origin')).toBe(ORIGIN);
     const tokens = await json(res);
     expect(tokens.refreshToken).toMatch(/^lkr_/);
-    expect(
-      (await redeem({ grant_type: 'authorization_code', code, code_verifier: verifier })).status,
-    ).toBe(400);
 
     const refreshed = await redeem({
       grant_type: 'refresh_token',

@@ -127,4 +127,152 @@ describe('hosted pages over HTTP', () => {
     expect((await signIn(t, u.address, new Map())).status).toBe(403);
     expect((await app.request(`/sign-up?${query(t)}`)).status).toBe(403);
   });
+
+  it('a returning browser whose link asks for a PKCE code gets one click, not a silent code', async () => {
+    const t = await app.tenant({ allowedOrigins: [ORIGIN] });
+    const u = await user(t);
+    const jar = new Map<string, string>();
+    expect((await signIn(t, u.address, jar)).status).toBe(303);
+    const cookie = [...jar].map(([k, v]) => `${k}=${v}`).join('; ');
+    const q = `${query(t)}&code_challenge=${'A'.repeat(43)}&code_challenge_method=S256`;
+    const ask = await app.request(`/sign-in?${q}`, { redirect: 'manual', headers: { cookie } });
+    expect(ask.status).toBe(200);
+    const html = await ask.text();
+    expect(html).toContain(`Continue as ${u.address}`);
+    const csrf = /name="_csrf" value="([^"]+)"/.exec(html)?.[1] as string;
+    const setCookies = ask.headers.getSetCookie().map((c) => c.split(';')[0]);
+    const go = await app.request(`/sign-in/continue?${q}`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        cookie: [cookie, ...setCookies].join('; '),
+      },
+      body: new URLSearchParams({ _csrf: csrf }).toString(),
+    });
+    expect(go.status).toBe(303);
+    expect(go.headers.get('location')).toContain('code=');
+    const other = await app.request(`/sign-in?${q}&prompt=login`, {
+      redirect: 'manual',
+      headers: { cookie },
+    });
+    expect(await other.text()).toContain('id="password"');
+  });
+
+  it('signs out only by a POST with CSRF; a GET just asks', async () => {
+    const t = await app.tenant({ allowedOrigins: [ORIGIN] });
+    const u = await user(t);
+    const jar = new Map<string, string>();
+    const signedIn = await signIn(t, u.address, jar);
+    expect(signedIn.status, (await signedIn.text()).slice(0, 600)).toBe(303);
+    const cookie = [...jar].map(([k, v]) => `${k}=${v}`).join('; ');
+    const ask = await app.request(`/sign-out?${query(t)}`, {
+      redirect: 'manual',
+      headers: { cookie },
+    });
+    expect(ask.status).toBe(200);
+    const forged = await app.request(`/sign-out?${query(t)}`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', cookie },
+      body: '',
+    });
+    expect(forged.status).toBe(403);
+    expect((await returning(t, jar)).status).toBe(303);
+    // The confirmation page's own form signs out and goes back to the caller.
+    const csrf = /name="_csrf" value="([^"]+)"/.exec(await ask.text())?.[1] as string;
+    // The browser keeps its CSRF cookie and the session cookie that the last visit rotated.
+    for (const c of (await returning(t, jar)).headers.getSetCookie()) {
+      const [k, v] = (c.split(';')[0] as string).split('=') as [string, string];
+      jar.set(k, v);
+    }
+    const all = [...jar].map(([k, v]) => `${k}=${v}`);
+    const out = await app.request(`/sign-out?${query(t)}`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        cookie: all.join('; '),
+      },
+      body: new URLSearchParams({ _csrf: csrf }).toString(),
+    });
+    expect(out.status).toBe(303);
+    expect(out.headers.get('location')).toBe(`${ORIGIN}/cb`);
+    const after = await app.request(`/sign-in?${query(t)}`, {
+      redirect: 'manual',
+      headers: { cookie: all.join('; ') },
+    });
+    expect(after.status).toBe(200);
+  });
+
+  it('a password reset voids the other reset links', async () => {
+    const t = await app.tenant({ allowedOrigins: [ORIGIN] });
+    const u = await user(t);
+    const ask = async () => {
+      const page = await app.request(`/forgot-password?${query(t)}`);
+      const cookie = page.headers
+        .getSetCookie()
+        .map((c) => c.split(';')[0])
+        .join('; ');
+      const csrf = /name="_csrf" value="([^"]+)"/.exec(await page.text())?.[1] as string;
+      await app.request(`/forgot-password?${query(t)}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', cookie },
+        body: new URLSearchParams({ _csrf: csrf, email: u.address }).toString(),
+      });
+    };
+    await ask();
+    await ask();
+    await new Promise((r) => setTimeout(r, 200)); // mail is sent after the answer
+    const tokens = (await readOutbox(app.ctx.database.db, { to: u.address })).map(
+      (m) => /token=([A-Za-z0-9_-]+)/.exec(m.body)?.[1] as string,
+    );
+    expect(tokens).toHaveLength(2);
+    const reset = async (token: string) => {
+      const page = await app.request(`/reset-password?token=${token}`);
+      if (page.status !== 200) return page.status;
+      const cookie = page.headers
+        .getSetCookie()
+        .map((c) => c.split(';')[0])
+        .join('; ');
+      const csrf = /name="_csrf" value="([^"]+)"/.exec(await page.text())?.[1] as string;
+      const res = await app.request('/reset-password', {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', cookie },
+        body: new URLSearchParams({
+          _csrf: csrf,
+          token,
+          password: 'a brand new passphrase',
+        }).toString(),
+      });
+      return res.status;
+    };
+    expect(await reset(tokens[0] as string)).toBe(200);
+    expect(await reset(tokens[1] as string)).toBe(400);
+  });
+
+  it('answers odd input on the pages with a 4xx page, never a 500', async () => {
+    const t = await app.tenant({ allowedOrigins: [ORIGIN] });
+    expect((await app.request(`/sign-in?${query(t)}&state=%00`)).status).toBe(400);
+    expect((await app.request('/reset-password?token=%00')).status).toBe(400);
+  });
+
+  it('browsers holding the public key cannot use up the tenant budget of its servers', async () => {
+    const t = await app.tenant({ plan: 'free', allowedOrigins: [ORIGIN] });
+    const junk = () =>
+      app.request('/v1/client/token', {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'x-latchkey-publishable-key': t.publishableKey,
+        },
+        body: JSON.stringify({ grant_type: 'refresh_token', refresh_token: 'lkr_junk' }),
+      });
+    const statuses = (await Promise.all(Array.from({ length: 14 }, junk))).map((r) => r.status);
+    expect(statuses).toContain(429);
+    const server = await app.request('/v1/users?limit=1', {
+      headers: { authorization: `Bearer ${t.secretKey}` },
+    });
+    expect(server.status).toBe(200);
+  });
 });

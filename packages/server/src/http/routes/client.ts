@@ -138,12 +138,17 @@ export function clientRoutes(app: FastifyInstance, ctx: AppContext) {
       cors(reply, origin);
       reply.header('cache-control', 'no-store');
       const body = request.body as Static<typeof TokenBody>;
-      const decision = await ctx.limiter.consume(`tenant:${tenant.id}`, [
+      // Browsers share a public key: count them per address, apart from the tenant's
+      // secret-key budget, so that nobody holding the pk can use that up.
+      const decision = await ctx.limiter.consume(`client:${tenant.id}:${request.ip}`, [
         { name: 'second', quota: tenant.limits.rps, seconds: 1 },
         { name: 'minute', quota: tenant.limits.rpm, seconds: 60 },
       ]);
+      reply
+        .header('ratelimit-policy', decision.policyHeader)
+        .header('ratelimit', decision.stateHeader);
       if (!decision.allowed) {
-        throw new LatchkeyError('rate_limited', 'Too many requests', {
+        throw new LatchkeyError('rate_limited', 'Too many requests from this address', {
           headers: { 'retry-after': String(decision.retryAfter) },
         });
       }

@@ -6,6 +6,7 @@ import { LatchkeyError } from '../../errors/index.js';
 import {
   BROWSER_SESSION_MS,
   browserSessionUser,
+  buttonPage,
   checkHostedRequest,
   completeSignIn,
   confirmPage,
@@ -24,6 +25,7 @@ import {
   signUpPage,
   startBrowserSession,
   useEmailToken,
+  voidEmailTokens,
 } from '../../modules/hosted/index.js';
 import type { Tenant } from '../../modules/tenants/index.js';
 import {
@@ -214,10 +216,27 @@ export function hostedPageRoutes(app: FastifyInstance, ctx: AppContext) {
       });
     }
 
-    /** Hosted forms are limited per client address, like failed sign-ins. */
-    async function mailAllowed(request: FastifyRequest): Promise<boolean> {
+    /** Mail is limited per client address and per recipient (no flooding one mailbox). */
+    async function addressAllowed(request: FastifyRequest): Promise<boolean> {
       const decision = await ctx.limiter.consume(`mail:${request.ip}`, [
         { name: 'mail', quota: 10, seconds: 15 * 60 },
+      ]);
+      return decision.allowed;
+    }
+    async function recipientAllowed(userId: string): Promise<boolean> {
+      const decision = await ctx.limiter.consume(`mail-user:${userId}`, [
+        { name: 'mail-user', quota: 3, seconds: 15 * 60 },
+      ]);
+      return decision.allowed;
+    }
+    async function mailAllowed(request: FastifyRequest, userId: string): Promise<boolean> {
+      return (await addressAllowed(request)) && (await recipientAllowed(userId));
+    }
+
+    /** Each sign-up costs an argon2 hash: at most 20 per client address per 15 minutes. */
+    async function signUpAllowed(request: FastifyRequest): Promise<boolean> {
+      const decision = await ctx.limiter.consume(`sign-up:${request.ip}`, [
+        { name: 'sign-up', quota: 20, seconds: 15 * 60 },
       ]);
       return decision.allowed;
     }
@@ -237,7 +256,10 @@ export function hostedPageRoutes(app: FastifyInstance, ctx: AppContext) {
           ),
         );
       }
-      const status = (error as { statusCode?: number }).statusCode;
+      const status =
+        error instanceof LatchkeyError
+          ? error.status
+          : (error as { statusCode?: number }).statusCode;
       if (status && status >= 400 && status < 500) {
         return send(
           reply,
@@ -276,7 +298,26 @@ export function hostedPageRoutes(app: FastifyInstance, ctx: AppContext) {
         ? await browserSessionUser(ctx.database.db, h.tenant.id, cookieValue)
         : undefined;
       // A user whose hosted session lives goes straight back, with fresh tokens.
-      if (returning) return finish(request, reply, h, returning);
+      if (returning && (request.query as { prompt?: string }).prompt !== 'login') {
+        // A plain request goes straight back. One that asks for a PKCE code (which yields a
+        // long-lived refresh token) takes one click, so a crafted link cannot mint a code
+        // without the user.
+        if (!h.codeChallenge) return finish(request, reply, h, returning);
+        return send(
+          reply,
+          200,
+          buttonPage({
+            ctx: page(request),
+            title: 'Continue',
+            message: `You are signed in as ${returning.email}.`,
+            action: `/sign-in/continue?${hostedQuery(h)}`,
+            csrf: reply.generateCsrf(),
+            button: `Continue as ${returning.email}`,
+            link: { href: `/sign-in?${hostedQuery(h)}&prompt=login`, text: 'Use another account' },
+          }),
+          [h.redirectUrl.origin],
+        );
+      }
       return send(
         reply,
         200,
@@ -289,6 +330,21 @@ export function hostedPageRoutes(app: FastifyInstance, ctx: AppContext) {
         }),
         [h.redirectUrl.origin],
       );
+    });
+
+    scope.post('/sign-in/continue', csrfCheck, async (request, reply) => {
+      const h = await hosted(request, reply);
+      if (!h) return reply;
+      const cookieValue = request.cookies[sessionCookie(h.tenant.id)];
+      const returning = cookieValue
+        ? await browserSessionUser(ctx.database.db, h.tenant.id, cookieValue)
+        : undefined;
+      if (!returning)
+        return reply
+          .code(303)
+          .header('location', `/sign-in?${hostedQuery(h)}`)
+          .send();
+      return finish(request, reply, h, returning);
     });
 
     scope.post('/sign-in', csrfCheck, async (request, reply) => {
@@ -346,14 +402,17 @@ export function hostedPageRoutes(app: FastifyInstance, ctx: AppContext) {
           return again(429, `Too many attempts. ${error.message}.`);
         if (error.code === 'email_not_verified') {
           const user = await findUserByEmail(ctx.database.db, h.tenant.id, email);
-          if (user && (await mailAllowed(request))) await sendLink(h, h.tenant, user, 'verify');
+          const sent = !!user && (await mailAllowed(request, user.id));
+          if (sent && user) await sendLink(h, h.tenant, user, 'verify');
           return send(
             reply,
             403,
             messagePage(
               page(request),
               'Check your inbox',
-              `Verify your e-mail address first: we sent a link to ${email}.`,
+              sent
+                ? `Verify your e-mail address first: we sent a new link to ${email}.`
+                : `Verify your e-mail address first, with the link we sent to ${email}.`,
             ),
           );
         }
@@ -404,7 +463,7 @@ export function hostedPageRoutes(app: FastifyInstance, ctx: AppContext) {
       const email = field(request.body, 'email').slice(0, 320);
       const password = field(request.body, 'password').slice(0, 2048);
       try {
-        if (h.tenant.requireEmailVerification && !(await mailAllowed(request))) {
+        if (!(await signUpAllowed(request))) {
           return send(
             reply,
             429,
@@ -488,7 +547,7 @@ export function hostedPageRoutes(app: FastifyInstance, ctx: AppContext) {
         );
       }
       const email = field(request.body, 'email').trim().slice(0, 320);
-      if (!(await mailAllowed(request))) {
+      if (!(await addressAllowed(request))) {
         return send(
           reply,
           429,
@@ -505,7 +564,15 @@ export function hostedPageRoutes(app: FastifyInstance, ctx: AppContext) {
         );
       }
       const user = email ? await findUserByEmail(ctx.database.db, h.tenant.id, email) : undefined;
-      if (user && !user.disabled) await sendLink(h, h.tenant, user, 'reset');
+      if (user && !user.disabled) {
+        // Sent after the answer: its time (and any SMTP failure) never tells whether the
+        // address has an account.
+        void (async () => {
+          if (await recipientAllowed(user.id)) await sendLink(h, h.tenant, user, 'reset');
+        })().catch((error: unknown) =>
+          request.log.error({ err: error }, 'password reset mail failed'),
+        );
+      }
       // The same answer whether or not the address has an account.
       return send(
         reply,
@@ -575,6 +642,7 @@ export function hostedPageRoutes(app: FastifyInstance, ctx: AppContext) {
       // Whoever knew the old password is signed out everywhere; the mailbox owner proved it.
       await ctx.sessions.revoke(row.tenant_id, { userId: row.user_id }, 'password_reset');
       await endUserBrowserSessions(ctx.database.db, row.tenant_id, row.user_id);
+      await voidEmailTokens(ctx.database.db, row.tenant_id, row.user_id, 'reset');
       await markEmailVerified(ctx.database.db, row.tenant_id, row.user_id);
       await ctx.bus.publish(`user:${row.user_id}`);
       return send(
@@ -628,7 +696,26 @@ export function hostedPageRoutes(app: FastifyInstance, ctx: AppContext) {
       );
     });
 
+    // GET only asks (a link or an image cannot sign anyone out); the POST carries CSRF.
     scope.get('/sign-out', get, async (request, reply) => {
+      const h = await hosted(request, reply);
+      if (!h) return reply;
+      return send(
+        reply,
+        200,
+        buttonPage({
+          ctx: page(request),
+          title: 'Sign out',
+          message: `Sign out of ${h.tenant.name} on this browser?`,
+          action: `/sign-out?${hostedQuery(h)}`,
+          csrf: reply.generateCsrf(),
+          button: 'Sign out',
+        }),
+        [h.redirectUrl.origin],
+      );
+    });
+
+    scope.post('/sign-out', csrfCheck, async (request, reply) => {
       const h = await hosted(request, reply);
       if (!h) return reply;
       const value = request.cookies[sessionCookie(h.tenant.id)];

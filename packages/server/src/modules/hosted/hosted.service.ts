@@ -154,16 +154,22 @@ export async function redeemCode(
     .where('tenant_id', '=', tenant.id)
     .executeTakeFirst();
   if (!row) return undefined;
-  const used = await deps.db
+  // Only the browser page the code was sent to may redeem it (its Origin is sent by browsers).
+  if (input.origin !== row.redirect_origin) return undefined;
+  // Checked before the code is claimed, so that a wrong guess cannot burn it for its owner.
+  const challenge = createHash('sha256').update(input.codeVerifier).digest('base64url');
+  if (challenge !== row.code_challenge || row.expires_at <= Date.now()) return undefined;
+  const claimed = await deps.db
     .updateTable('auth_codes')
     .set({ used_at: Date.now() })
     .where('hash', '=', hash)
     .where('used_at', 'is', null)
     .executeTakeFirst();
-  if (Number(used.numUpdatedRows) !== 1 || row.expires_at <= Date.now()) return undefined;
-  const challenge = createHash('sha256').update(input.codeVerifier).digest('base64url');
-  if (challenge !== row.code_challenge) return undefined;
-  if (input.origin !== undefined && input.origin !== row.redirect_origin) return undefined;
+  if (Number(claimed.numUpdatedRows) !== 1) {
+    // RFC 6749 section 4.1.2: a code used twice revokes what it gave.
+    await deps.sessions.revoke(tenant.id, { sessionId: row.session_id }, 'code_reused');
+    return undefined;
+  }
   return deps.sessions.issueFor(tenant, row.session_id, (id) => getUser(deps.db, tenant.id, id));
 }
 
@@ -252,6 +258,23 @@ export async function createEmailToken(
     })
     .execute();
   return value;
+}
+
+/** Voids every unused link of a purpose for a user (after a password reset). */
+export async function voidEmailTokens(
+  db: Kysely<Schema>,
+  tenantId: string,
+  userId: string,
+  purpose: 'verify' | 'reset',
+): Promise<void> {
+  await db
+    .updateTable('email_tokens')
+    .set({ used_at: Date.now() })
+    .where('tenant_id', '=', tenantId)
+    .where('user_id', '=', userId)
+    .where('purpose', '=', purpose)
+    .where('used_at', 'is', null)
+    .execute();
 }
 
 /** Uses an e-mail link token once; undefined when unknown, used, expired or of another purpose. */

@@ -14,8 +14,10 @@ export {
   redeemCode,
   startBrowserSession,
   useEmailToken,
+  voidEmailTokens,
 } from './hosted.service.js';
 export {
+  buttonPage,
   confirmPage,
   forgotPage,
   messagePage,

@@ -228,3 +228,22 @@ export function messagePage(
     `${alert({ kind, message })}${link ? `<nav><a href="${e(link.href)}">${e(link.text)}</a></nav>` : ''}`,
   );
 }
+
+/** One button that POSTs (with CSRF) to `action`, and maybe a link elsewhere. */
+export function buttonPage(p: {
+  ctx: PageContext;
+  title: string;
+  message: string;
+  action: string;
+  csrf: string;
+  button: string;
+  link?: { href: string; text: string };
+}): string {
+  return layout(
+    p.ctx,
+    p.title,
+    `<p>${e(p.message)}</p><form method="post" action="${e(p.action)}">${csrfField(p.csrf)}<button type="submit" autofocus>${e(p.button)}</button></form>${
+      p.link ? `<nav><a href="${e(p.link.href)}">${e(p.link.text)}</a></nav>` : ''
+    }`,
+  );
+}
