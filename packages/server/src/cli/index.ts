@@ -5,6 +5,7 @@ import { migrateToLatest, openDatabase } from '../storage/index.js';
 import { UsageError } from './args.js';
 import { keysCommand } from './keys.js';
 import type { Output } from './output.js';
+import { providerCommand } from './provider.js';
 import { signingKeyCommand } from './signing-key.js';
 import { tenantCommand } from './tenant.js';
 
@@ -21,6 +22,10 @@ usage:
   latchkey keys create --tenant ID [--kind secret|publishable] [--scope S]... [--name N] [--json]
   latchkey keys list --tenant ID [--json]
   latchkey keys revoke --tenant ID KEY_ID [--json]
+  latchkey provider set --tenant ID PROVIDER --client-id ID [--client-secret S | --client-secret-file F]
+                        [--enable|--disable]   (apple: --team-id --key-id --private-key-file;
+                        microsoft: --audience common|organizations|consumers|DIRECTORY_ID)
+  latchkey provider list --tenant ID [--json]
   latchkey signing-key rotate --tenant ID [--now] [--json]   (publish a new key; it signs in 120 s)
   latchkey signing-key list --tenant ID [--json]
   latchkey signing-key revoke --tenant ID KID [--json]   (a leaked key: its tokens stop at once)
@@ -97,6 +102,9 @@ export async function runCli(
       case 'keys':
         await withDatabase(config, (database) => keysCommand(database, args, output));
         if (args[0] === 'revoke') await tellInstances(config, output);
+        return 0;
+      case 'provider':
+        await withDatabase(config, (database) => providerCommand(config, database, args, output));
         return 0;
       case 'signing-key':
         await withDatabase(config, (database) => signingKeyCommand(config, database, args, output));

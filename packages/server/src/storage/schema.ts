@@ -144,6 +144,52 @@ export interface MailOutboxTable {
   created_at: Millis;
 }
 
+export interface ProviderSettingsTable {
+  tenant_id: string;
+  provider: string;
+  enabled: number;
+  client_id: string;
+  secret_jwe: string | null;
+  team_id: string | null;
+  key_id: string | null;
+  audience: string | null;
+  updated_at: Millis;
+}
+
+export interface IdentitiesTable {
+  id: string;
+  tenant_id: string;
+  user_id: string;
+  provider: string;
+  issuer: string;
+  subject: string;
+  email: string | null;
+  email_verified: number;
+  created_at: Millis;
+  last_used_at: Millis;
+}
+
+export interface OauthFlowsTable {
+  state: string;
+  tenant_id: string;
+  provider: string;
+  nonce: string;
+  code_verifier: string;
+  hosted_query: string;
+  created_at: Millis;
+  expires_at: Millis;
+  used_at: Millis | null;
+}
+
+export interface AuditEventsTable {
+  id: string;
+  tenant_id: string;
+  user_id: string | null;
+  kind: string;
+  detail: string;
+  created_at: Millis;
+}
+
 export interface Schema {
   tenants: TenantsTable;
   api_keys: ApiKeysTable;
@@ -155,6 +201,10 @@ export interface Schema {
   auth_codes: AuthCodesTable;
   email_tokens: EmailTokensTable;
   mail_outbox: MailOutboxTable;
+  provider_settings: ProviderSettingsTable;
+  identities: IdentitiesTable;
+  oauth_flows: OauthFlowsTable;
+  audit_events: AuditEventsTable;
 }
 
 export type TenantRow = Selectable<TenantsTable>;
@@ -167,3 +217,4 @@ export type SessionRow = Selectable<SessionsTable>;
 export type RefreshTokenRow = Selectable<RefreshTokensTable>;
 export type EmailTokenRow = Selectable<EmailTokensTable>;
 export type MailRow = Selectable<MailOutboxTable>;
+export type ProviderSettingsRow = Selectable<ProviderSettingsTable>;

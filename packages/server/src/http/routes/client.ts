@@ -4,6 +4,7 @@ import { type Static, Type } from 'typebox';
 import { LatchkeyError } from '../../errors/index.js';
 import { redeemCode } from '../../modules/hosted/index.js';
 import type { KeyContext } from '../../modules/keys/index.js';
+import { enabledProviders } from '../../modules/social/index.js';
 import { getUser } from '../../modules/users/index.js';
 import type { AppContext } from '../context.js';
 import { problems } from '../schemas.js';
@@ -85,7 +86,7 @@ export function clientRoutes(app: FastifyInstance, ctx: AppContext) {
         name: tenant.name,
         environment: tenant.environment,
         branding: tenant.branding,
-        providers: [] as { id: string; name: string }[],
+        providers: await enabledProviders(ctx.database.db, tenant.id),
         passwordEnabled: tenant.passwordEnabled,
         signInUrl: `${ctx.authUrl}/sign-in?pk=${encodeURIComponent(pk)}`,
       };

@@ -3,12 +3,14 @@ import { type Migration, type MigrationResultSet, Migrator } from 'kysely/migrat
 import { foundation } from './001-foundation.js';
 import { sessions } from './002-sessions.js';
 import { hosted } from './003-hosted.js';
+import { social } from './004-social.js';
 
 /** One ordered set of migrations serves SQLite and PostgreSQL alike. */
 const MIGRATIONS: Record<string, Migration> = {
   '001-foundation': foundation,
   '002-sessions': sessions,
   '003-hosted': hosted,
+  '004-social': social,
 };
 
 /**

@@ -1,0 +1,70 @@
+import { readFileSync } from 'node:fs';
+import type { Config } from '../config/config.js';
+import { SecretBox } from '../crypto/secret-box.js';
+import { listProviderSettings, setProvider } from '../modules/social/index.js';
+import type { Database } from '../storage/index.js';
+import { parse, required, UsageError } from './args.js';
+import { json, type Output } from './output.js';
+
+const FLAGS = {
+  tenant: { type: 'string' },
+  'client-id': { type: 'string' },
+  'client-secret': { type: 'string' },
+  'client-secret-file': { type: 'string' },
+  enable: { type: 'boolean' },
+  disable: { type: 'boolean' },
+  'team-id': { type: 'string' },
+  'key-id': { type: 'string' },
+  'private-key-file': { type: 'string' },
+  audience: { type: 'string' },
+  json: { type: 'boolean' },
+} as const;
+
+export async function providerCommand(
+  config: Config,
+  database: Database,
+  args: string[],
+  output: Output,
+) {
+  const [sub, ...rest] = args;
+  const { values, positionals } = parse(rest, FLAGS);
+  const tenantId = required(values.tenant, '--tenant');
+  switch (sub) {
+    case 'set': {
+      const provider = required(positionals[0], 'PROVIDER');
+      if (values.enable && values.disable)
+        throw new UsageError('--enable and --disable exclude each other');
+      const read = (file: string | undefined) =>
+        file === undefined ? undefined : readFileSync(file, 'utf8').trim();
+      const view = await setProvider(
+        database.db,
+        new SecretBox(config.secret),
+        tenantId,
+        provider,
+        {
+          clientId: values['client-id'],
+          clientSecret: values['client-secret'] ?? read(values['client-secret-file']),
+          enabled: values.enable ? true : values.disable ? false : undefined,
+          teamId: values['team-id'],
+          keyId: values['key-id'],
+          privateKeyPem: read(values['private-key-file']),
+          audience: values.audience,
+        },
+      );
+      if (values.json) return json(output, view);
+      output.out(
+        `${view.name}: ${view.enabled ? 'enabled' : 'disabled'}, client id ${view.clientId}`,
+      );
+      return;
+    }
+    case 'list': {
+      const list = await listProviderSettings(database.db, tenantId);
+      if (values.json) return json(output, list);
+      for (const p of list)
+        output.out(`${p.provider.padEnd(10)} ${p.enabled ? 'enabled ' : 'disabled'} ${p.clientId}`);
+      return;
+    }
+    default:
+      throw new UsageError('usage: latchkey provider set|list --tenant ID PROVIDER …');
+  }
+}

@@ -1,0 +1,16 @@
+export {
+  type Endpoints,
+  PROVIDER_IDS,
+  PROVIDERS,
+  type Profile,
+  type ProviderId,
+} from './providers/index.js';
+export {
+  enabledProviders,
+  isProviderId,
+  listProviderSettings,
+  type ProviderSettingsInput,
+  type ProviderSettingsView,
+  providerCredentials,
+  setProvider,
+} from './settings.service.js';
