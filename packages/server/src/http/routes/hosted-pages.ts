@@ -287,6 +287,20 @@ export function hostedPageRoutes(app: FastifyInstance, ctx: AppContext) {
       );
     });
 
+    /** The password forms of a tenant that turned password sign-in off. */
+    const passwordOff = (request: FastifyRequest, reply: FastifyReply) =>
+      send(
+        reply,
+        403,
+        messagePage(
+          page(request),
+          'Password sign-in is off',
+          'This application signs users in with another method.',
+          undefined,
+          'error',
+        ),
+      );
+
     const csrfCheck = { preHandler: scope.csrfProtection, schema: { hide: true } };
     const get = { schema: { hide: true } };
 
@@ -350,19 +364,7 @@ export function hostedPageRoutes(app: FastifyInstance, ctx: AppContext) {
     scope.post('/sign-in', csrfCheck, async (request, reply) => {
       const h = await hosted(request, reply);
       if (!h) return reply;
-      if (!h.tenant.passwordEnabled) {
-        return send(
-          reply,
-          403,
-          messagePage(
-            page(request),
-            'Password sign-in is off',
-            'This application signs users in with another method.',
-            undefined,
-            'error',
-          ),
-        );
-      }
+      if (!h.tenant.passwordEnabled) return passwordOff(request, reply);
       const email = field(request.body, 'email').slice(0, 320);
       const password = field(request.body, 'password').slice(0, 1024);
       const again = (status: number, message: string, invalid?: 'email' | 'password') =>
@@ -423,19 +425,7 @@ export function hostedPageRoutes(app: FastifyInstance, ctx: AppContext) {
     scope.get('/sign-up', get, async (request, reply) => {
       const h = await hosted(request, reply);
       if (!h) return reply;
-      if (!h.tenant.passwordEnabled) {
-        return send(
-          reply,
-          403,
-          messagePage(
-            page(request),
-            'Password sign-in is off',
-            'This application signs users in with another method.',
-            undefined,
-            'error',
-          ),
-        );
-      }
+      if (!h.tenant.passwordEnabled) return passwordOff(request, reply);
       return send(
         reply,
         200,
@@ -447,19 +437,7 @@ export function hostedPageRoutes(app: FastifyInstance, ctx: AppContext) {
     scope.post('/sign-up', csrfCheck, async (request, reply) => {
       const h = await hosted(request, reply);
       if (!h) return reply;
-      if (!h.tenant.passwordEnabled) {
-        return send(
-          reply,
-          403,
-          messagePage(
-            page(request),
-            'Password sign-in is off',
-            'This application signs users in with another method.',
-            undefined,
-            'error',
-          ),
-        );
-      }
+      if (!h.tenant.passwordEnabled) return passwordOff(request, reply);
       const email = field(request.body, 'email').slice(0, 320);
       const password = field(request.body, 'password').slice(0, 2048);
       try {
@@ -533,19 +511,7 @@ export function hostedPageRoutes(app: FastifyInstance, ctx: AppContext) {
     scope.post('/forgot-password', csrfCheck, async (request, reply) => {
       const h = await hosted(request, reply);
       if (!h) return reply;
-      if (!h.tenant.passwordEnabled) {
-        return send(
-          reply,
-          403,
-          messagePage(
-            page(request),
-            'Password sign-in is off',
-            'This application signs users in with another method.',
-            undefined,
-            'error',
-          ),
-        );
-      }
+      if (!h.tenant.passwordEnabled) return passwordOff(request, reply);
       const email = field(request.body, 'email').trim().slice(0, 320);
       if (!(await addressAllowed(request))) {
         return send(

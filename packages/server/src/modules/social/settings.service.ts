@@ -185,7 +185,7 @@ export async function providerCredentials(
     .where('tenant_id', '=', tenantId)
     .where('provider', '=', provider)
     .executeTakeFirst();
-  if (!row || row.enabled !== 1 || !row.secret_jwe) return undefined;
+  if (row?.enabled !== 1 || !row.secret_jwe) return undefined;
   return {
     clientId: row.client_id,
     secret: await box.open(row.secret_jwe, 'provider-secret', subject(tenantId, provider)),

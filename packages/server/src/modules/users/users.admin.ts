@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import { type FieldError, LatchkeyError, validationFailed } from '../../errors/index.js';
 import type { Schema, UserRow } from '../../storage/index.js';
 import { emailKey } from './email.js';
-import { codePointLength } from './password.js';
+import { checkMetadata, checkName } from './profile-rules.js';
 import {
   deleteUserRow,
   findUserByEmailKey,
@@ -10,13 +10,6 @@ import {
   listUserRows,
   updateUserRow,
 } from './users.repository.js';
-import {
-  FORBIDDEN_KEYS,
-  METADATA_MAX_BYTES,
-  METADATA_MAX_DEPTH,
-  NAME_MAX_LENGTH,
-  nestsWithin,
-} from './users.schemas.js';
 
 /** A user as the API shows it. The password hash never leaves this module. */
 export interface User {
@@ -117,42 +110,10 @@ export async function updateUser(
 ): Promise<{ user: User; disabledNow: boolean }> {
   const before = await getUser(db, tenantId, id);
   const errors: FieldError[] = [];
-  if (typeof input.name === 'string') {
-    const name = input.name.trim();
-    if (
-      !name ||
-      codePointLength(name) > NAME_MAX_LENGTH ||
-      /\p{Cc}/u.test(name) ||
-      !name.isWellFormed()
-    ) {
-      errors.push({
-        path: '/name',
-        code: 'name_invalid',
-        message: `name must be 1 to ${NAME_MAX_LENGTH} printable characters`,
-      });
-    }
-  }
-  if (input.metadata !== undefined) {
-    if (Object.keys(input.metadata).some((k) => FORBIDDEN_KEYS.includes(k))) {
-      errors.push({
-        path: '/metadata',
-        code: 'metadata_invalid',
-        message: `metadata keys may not be ${FORBIDDEN_KEYS.join(', ')}`,
-      });
-    } else if (!nestsWithin(input.metadata, METADATA_MAX_DEPTH)) {
-      errors.push({
-        path: '/metadata',
-        code: 'metadata_invalid',
-        message: `metadata may nest at most ${METADATA_MAX_DEPTH} levels`,
-      });
-    } else if (Buffer.byteLength(JSON.stringify(input.metadata)) > METADATA_MAX_BYTES) {
-      errors.push({
-        path: '/metadata',
-        code: 'metadata_too_large',
-        message: `metadata must be at most ${METADATA_MAX_BYTES} bytes as JSON`,
-      });
-    }
-  }
+  const nameError = typeof input.name === 'string' ? checkName(input.name) : undefined;
+  if (nameError) errors.push(nameError);
+  const metadataError = input.metadata === undefined ? undefined : checkMetadata(input.metadata);
+  if (metadataError) errors.push(metadataError);
   input.roles?.forEach((role, i) => {
     if (!ROLE.test(role)) {
       errors.push({

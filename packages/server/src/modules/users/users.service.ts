@@ -6,15 +6,9 @@ import { isUniqueViolation, type Schema, type UserRow } from '../../storage/inde
 import type { Tenant } from '../tenants/index.js';
 import { emailKey, isValidEmail } from './email.js';
 import { codePointLength, type PasswordHasher } from './password.js';
+import { checkMetadata, checkName } from './profile-rules.js';
 import { toUser, type User } from './users.admin.js';
 import { findUserByEmailKey, insertUser } from './users.repository.js';
-import {
-  FORBIDDEN_KEYS,
-  METADATA_MAX_BYTES,
-  METADATA_MAX_DEPTH,
-  NAME_MAX_LENGTH,
-  nestsWithin,
-} from './users.schemas.js';
 
 export interface SignUpInput {
   email: string;
@@ -72,43 +66,10 @@ export function checkSignUp(input: SignUpInput): FieldError[] {
       message: `password must be at most ${maxLength} characters`,
     });
   }
-  if (input.name !== undefined) {
-    const name = input.name.trim();
-    if (
-      name.length === 0 ||
-      codePointLength(name) > NAME_MAX_LENGTH ||
-      !name.isWellFormed() ||
-      /\p{Cc}/u.test(name)
-    ) {
-      errors.push({
-        path: '/name',
-        code: 'name_invalid',
-        message: `name must be 1 to ${NAME_MAX_LENGTH} printable characters`,
-      });
-    }
-  }
-  if (input.metadata !== undefined) {
-    const keys = Object.keys(input.metadata);
-    if (keys.some((k) => FORBIDDEN_KEYS.includes(k))) {
-      errors.push({
-        path: '/metadata',
-        code: 'metadata_invalid',
-        message: `metadata keys may not be ${FORBIDDEN_KEYS.join(', ')}`,
-      });
-    } else if (!nestsWithin(input.metadata, METADATA_MAX_DEPTH)) {
-      errors.push({
-        path: '/metadata',
-        code: 'metadata_invalid',
-        message: `metadata may nest at most ${METADATA_MAX_DEPTH} levels`,
-      });
-    } else if (Buffer.byteLength(JSON.stringify(input.metadata)) > METADATA_MAX_BYTES) {
-      errors.push({
-        path: '/metadata',
-        code: 'metadata_too_large',
-        message: `metadata must be at most ${METADATA_MAX_BYTES} bytes as JSON`,
-      });
-    }
-  }
+  const nameError = input.name === undefined ? undefined : checkName(input.name);
+  if (nameError) errors.push(nameError);
+  const metadataError = input.metadata === undefined ? undefined : checkMetadata(input.metadata);
+  if (metadataError) errors.push(metadataError);
   return errors;
 }
 
