@@ -27,6 +27,15 @@ import {
   useEmailToken,
   voidEmailTokens,
 } from '../../modules/hosted/index.js';
+import {
+  claimFlow,
+  enabledProviders,
+  finishFlow,
+  isProviderId,
+  SocialRefusal,
+  startFlow,
+  userForProfile,
+} from '../../modules/social/index.js';
 import type { Tenant } from '../../modules/tenants/index.js';
 import {
   checkPassword,
@@ -131,9 +140,10 @@ export function hostedPageRoutes(app: FastifyInstance, ctx: AppContext) {
     async function hosted(
       request: FastifyRequest,
       reply: FastifyReply,
+      query: Record<string, unknown> = request.query as Record<string, unknown>,
     ): Promise<HostedRequest | undefined> {
       try {
-        const h = await checkHostedRequest(hostedDeps, request.query as Record<string, unknown>);
+        const h = await checkHostedRequest(hostedDeps, query);
         tenants.set(request, h.tenant);
         return h;
       } catch (error) {
@@ -339,7 +349,7 @@ export function hostedPageRoutes(app: FastifyInstance, ctx: AppContext) {
           ctx: page(request),
           query: hostedQuery(h),
           csrf: reply.generateCsrf(),
-          providers: [],
+          providers: await enabledProviders(ctx.database.db, h.tenant.id),
           passwordEnabled: h.tenant.passwordEnabled,
         }),
         [h.redirectUrl.origin],
@@ -367,6 +377,7 @@ export function hostedPageRoutes(app: FastifyInstance, ctx: AppContext) {
       if (!h.tenant.passwordEnabled) return passwordOff(request, reply);
       const email = field(request.body, 'email').slice(0, 320);
       const password = field(request.body, 'password').slice(0, 1024);
+      const providers = await enabledProviders(ctx.database.db, h.tenant.id);
       const again = (status: number, message: string, invalid?: 'email' | 'password') =>
         send(
           reply,
@@ -375,7 +386,7 @@ export function hostedPageRoutes(app: FastifyInstance, ctx: AppContext) {
             ctx: page(request),
             query: hostedQuery(h),
             csrf: reply.generateCsrf(),
-            providers: [],
+            providers,
             passwordEnabled: h.tenant.passwordEnabled,
             email,
             alert: { kind: 'error', message },
@@ -661,6 +672,101 @@ export function hostedPageRoutes(app: FastifyInstance, ctx: AppContext) {
         ),
       );
     });
+
+    // ----- Social sign-in (reference section 1): start, and the provider's answer -----
+    const flowDeps = {
+      db: ctx.database.db,
+      box: ctx.box,
+      authUrl: ctx.authUrl,
+      providerEndpoints: ctx.config.providerEndpoints,
+    };
+    const flowCookie = (provider: string) => `latchkey_oauth_${provider}`;
+    const socialRefusal = (
+      request: FastifyRequest,
+      reply: FastifyReply,
+      message: string,
+      back?: string,
+    ) =>
+      send(
+        reply,
+        400,
+        messagePage(
+          page(request),
+          'Sign-in did not work',
+          message,
+          back ? { href: back, text: 'Back to sign in' } : undefined,
+          'error',
+        ),
+      );
+
+    scope.get('/oauth/:provider/start', get, async (request, reply) => {
+      const { provider } = request.params as { provider: string };
+      const q = field(request.query, 'q');
+      const h = await hosted(request, reply, Object.fromEntries(new URLSearchParams(q)));
+      if (!h) return reply;
+      const back = `/sign-in?${hostedQuery(h)}`;
+      if (!isProviderId(provider))
+        return socialRefusal(request, reply, 'There is no such sign-in provider.', back);
+      try {
+        const { url, state } = await startFlow(flowDeps, h.tenant, provider, hostedQuery(h));
+        // The state is bound to this browser: an answer arriving in another browser is
+        // refused (login CSRF). Apple answers with a cross-site POST, which only carries a
+        // SameSite=None cookie.
+        reply.setCookie(flowCookie(provider), state, {
+          path: `/oauth/${provider}/callback`,
+          httpOnly: true,
+          maxAge: 600,
+          sameSite: provider === 'apple' ? 'none' : 'lax',
+          secure: provider === 'apple' ? true : secure,
+        });
+        return reply.code(303).header('location', url).header('cache-control', 'no-store').send();
+      } catch (error) {
+        if (error instanceof SocialRefusal)
+          return socialRefusal(request, reply, error.message, back);
+        throw error;
+      }
+    });
+
+    async function callback(request: FastifyRequest, reply: FastifyReply, params: URLSearchParams) {
+      const { provider } = request.params as { provider: string };
+      if (!isProviderId(provider))
+        return socialRefusal(request, reply, 'There is no such sign-in provider.');
+      const bound = request.cookies[flowCookie(provider)];
+      reply.clearCookie(flowCookie(provider), { path: `/oauth/${provider}/callback` });
+      let flow: Awaited<ReturnType<typeof claimFlow>>;
+      try {
+        flow = await claimFlow(flowDeps, provider, params.get('state'), bound);
+      } catch (error) {
+        if (error instanceof SocialRefusal) return socialRefusal(request, reply, error.message);
+        throw error;
+      }
+      const h = await hosted(
+        request,
+        reply,
+        Object.fromEntries(new URLSearchParams(flow.hosted_query)),
+      );
+      if (!h) return reply;
+      const back = `/sign-in?${hostedQuery(h)}`;
+      try {
+        const profile = await finishFlow(flowDeps, h.tenant, provider, flow, params, (error) =>
+          request.log.warn({ err: error, provider }, 'social sign-in failed at the provider'),
+        );
+        const user = await userForProfile(ctx.database.db, h.tenant, provider, profile);
+        return await finish(request, reply, h, user);
+      } catch (error) {
+        if (error instanceof SocialRefusal)
+          return socialRefusal(request, reply, error.message, back);
+        throw error;
+      }
+    }
+
+    scope.get('/oauth/:provider/callback', get, (request, reply) =>
+      callback(request, reply, new URLSearchParams(request.url.split('?')[1] ?? '')),
+    );
+    // Apple's response_mode=form_post (no CSRF token: the state cookie binds it instead).
+    scope.post('/oauth/:provider/callback', get, (request, reply) =>
+      callback(request, reply, new URLSearchParams((request.body ?? {}) as Record<string, string>)),
+    );
 
     // GET only asks (a link or an image cannot sign anyone out); the POST carries CSRF.
     scope.get('/sign-out', get, async (request, reply) => {

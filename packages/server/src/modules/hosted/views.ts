@@ -44,7 +44,7 @@ input:focus{outline:3px solid var(--brand);outline-offset:1px}
 .hint{font-size:.875rem;color:#57606a;margin:.25rem 0 0}
 button{display:block;width:100%;margin-top:1.5rem;padding:.75rem;font:inherit;font-weight:600;border:0;border-radius:8px;background:var(--brand);color:var(--on-brand);cursor:pointer}
 button:focus-visible,a:focus-visible{outline:3px solid #1f2328;outline-offset:2px}
-.provider{background:#fff;color:#1f2328;border:1px solid #6e7781;margin-top:.75rem}
+.provider{display:block;text-align:center;text-decoration:none;padding:.7rem;border-radius:8px;font-weight:600;background:#fff;color:#1f2328;border:1px solid #6e7781;margin-top:.75rem}
 .alert{border-radius:8px;padding:.75rem 1rem;margin:0 0 1rem}
 .error{background:#ffebe9;color:#82071e;border:1px solid #ff8182}
 .notice{background:#ddf4ff;color:#0a3069;border:1px solid #54aeff}
@@ -135,7 +135,8 @@ export function signInPage(
   const providers = p.providers
     .map(
       (provider) =>
-        `<form method="get" action="/oauth/${e(provider.id)}/start"><input type="hidden" name="q" value="${e(p.query)}"><button class="provider" type="submit">Continue with ${e(provider.name)}</button></form>`,
+        // A link, not a form: Chrome applies form-action to the redirect to the provider.
+        `<a class="provider" href="/oauth/${e(provider.id)}/start?q=${e(encodeURIComponent(p.query))}">Continue with ${e(provider.name)}</a>`,
     )
     .join('');
   const password = p.passwordEnabled

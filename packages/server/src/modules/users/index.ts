@@ -13,12 +13,14 @@ export {
   type UpdateUserInput,
   type User,
   updateUser,
+  userHasPassword,
 } from './users.admin.js';
 export { SignUpBody, SignUpResponse } from './users.schemas.js';
 export {
   checkPassword,
   checkSignUp,
   createUser,
+  createUserWithoutPassword,
   type SignUpInput,
   type SignUpResult,
   signUp,

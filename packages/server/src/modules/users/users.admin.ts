@@ -173,3 +173,13 @@ export async function findUserByEmail(
   const row = await findUserByEmailKey(db, tenantId, emailKey(email.trim()));
   return row && toUser(row);
 }
+
+/** Whether the user can sign in with a password (a social-only user cannot). */
+export async function userHasPassword(
+  db: Kysely<Schema>,
+  tenantId: string,
+  id: string,
+): Promise<boolean> {
+  const row = await findUserById(db, tenantId, id);
+  return !!row?.password_hash;
+}

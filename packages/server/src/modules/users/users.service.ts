@@ -9,6 +9,7 @@ import { codePointLength, type PasswordHasher } from './password.js';
 import { checkMetadata, checkName } from './profile-rules.js';
 import { toUser, type User } from './users.admin.js';
 import { findUserByEmailKey, insertUser } from './users.repository.js';
+import { NAME_MAX_LENGTH } from './users.schemas.js';
 
 export interface SignUpInput {
   email: string;
@@ -129,4 +130,40 @@ export async function createUser(
     },
     user: toUser(row),
   };
+}
+
+/** A user who signs in with a provider only (no password). */
+export async function createUserWithoutPassword(
+  db: Kysely<Schema>,
+  tenant: Tenant,
+  input: { email: string; name: string | null; emailVerified: boolean },
+): Promise<User> {
+  const email = input.email.trim();
+  if (!isValidEmail(email)) {
+    throw validationFailed([
+      { path: '/email', code: 'email_invalid', message: 'email is not a valid e-mail address' },
+    ]);
+  }
+  const now = Date.now();
+  const row: UserRow = {
+    id: randomUUID(),
+    tenant_id: tenant.id,
+    email,
+    email_key: emailKey(email),
+    password_hash: null,
+    name: input.name?.trim().slice(0, NAME_MAX_LENGTH) || null,
+    metadata: '{}',
+    roles: '[]',
+    email_verified_at: input.emailVerified ? now : null,
+    disabled_at: null,
+    created_at: now,
+    updated_at: now,
+  };
+  try {
+    await insertUser(db, row);
+  } catch (error) {
+    if (isUniqueViolation(error)) throw emailTaken();
+    throw error;
+  }
+  return toUser(row);
 }

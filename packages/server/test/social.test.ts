@@ -1,0 +1,319 @@
+/**
+ * Social sign-in end to end over HTTP: the real server, and real OAuth/OIDC servers on
+ * loopback playing Google, Microsoft, Apple (oidc-provider) and GitHub, Facebook.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { setProvider } from '../src/modules/social/index.js';
+import {
+  DEFAULT_ACCOUNTS,
+  PROVIDER_IDS,
+  type ProviderId,
+  type ProviderServers,
+  startProviders,
+} from './providers.js';
+import {
+  email,
+  freePort,
+  json,
+  postJson,
+  startApp,
+  type TestApp,
+  type TestTenant,
+} from './support.js';
+
+const ORIGIN = 'http://localhost:5173';
+
+describe('social sign-in against real provider servers', () => {
+  let app: TestApp;
+  let providers: ProviderServers;
+  let t: TestTenant;
+
+  beforeAll(async () => {
+    const port = await freePort();
+    const base = `http://127.0.0.1:${port}`;
+    providers = await startProviders({ redirectUriFor: (id) => `${base}/oauth/${id}/callback` });
+    app = await startApp('sqlite', {
+      env: {
+        PORT: String(port),
+        PUBLIC_URL: base,
+        LATCHKEY_PROVIDER_ENDPOINTS: providers.endpointsJson(),
+      },
+    });
+    t = await app.tenant({ allowedOrigins: [ORIGIN] });
+    for (const id of PROVIDER_IDS) await enable(t, id);
+  }, 60_000);
+  afterAll(async () => {
+    await app?.dispose();
+    await providers?.close();
+  });
+
+  async function enable(tenant: TestTenant, id: ProviderId) {
+    const p = providers[id];
+    await setProvider(app.ctx.database.db, app.ctx.box, tenant.tenant.id, id, {
+      clientId: p.clientId,
+      enabled: true,
+      ...(id === 'apple'
+        ? {
+            teamId: providers.apple.teamId,
+            keyId: providers.apple.keyId,
+            privateKeyPem: providers.apple.privateKeyPem,
+          }
+        : { clientSecret: p.clientSecret }),
+      ...(id === 'microsoft' ? { audience: providers.microsoft.tenantId } : {}),
+    });
+  }
+
+  const hostedQuery = (tenant: TestTenant) =>
+    new URLSearchParams({
+      pk: tenant.publishableKey,
+      redirect_url: `${ORIGIN}/callback`,
+      state: 'st',
+    }).toString();
+
+  /** A browser: follows redirects by hand, keeps cookies per host, posts Apple's form. */
+  async function signInWith(id: ProviderId, tenant = t, tamper?: (url: URL) => void) {
+    const jar = new Map<string, string>();
+    const cookie = () => [...jar].map(([k, v]) => `${k}=${v}`).join('; ');
+    const keep = (res: Response) => {
+      for (const c of res.headers.getSetCookie()) {
+        const [pair] = c.split(';');
+        const at = (pair as string).indexOf('=');
+        const [k, v] = [(pair as string).slice(0, at), (pair as string).slice(at + 1)];
+        if (/max-age=0|expires=thu, 01 jan 1970/i.test(c)) jar.delete(k);
+        else jar.set(k, v);
+      }
+    };
+    let res = await app.request(`/oauth/${id}/start?q=${encodeURIComponent(hostedQuery(tenant))}`, {
+      redirect: 'manual',
+    });
+    keep(res);
+    if (res.status !== 303) return { res, html: await res.text() };
+    let location = res.headers.get('location') as string;
+    // The provider's side: the harness signs the chosen account in by itself.
+    res = await fetch(location, { redirect: 'manual' });
+    location = res.headers.get('location') ?? '';
+    let callback: Response;
+    if (res.status === 200) {
+      // Apple: an auto-submitting form POST to our callback.
+      const html = await res.text();
+      const action = /action="([^"]+)"/.exec(html)?.[1]?.replaceAll('&amp;', '&') as string;
+      const fields = Object.fromEntries(
+        [...html.matchAll(/name="([^"]+)" value="([^"]*)"/g)].map((m) => [
+          m[1],
+          (m[2] as string).replaceAll('&quot;', '"').replaceAll('&amp;', '&'),
+        ]),
+      );
+      callback = await fetch(action, {
+        method: 'POST',
+        redirect: 'manual',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: cookie() },
+        body: new URLSearchParams(fields as Record<string, string>).toString(),
+      });
+    } else {
+      const url = new URL(location);
+      tamper?.(url);
+      callback = await fetch(url, { redirect: 'manual', headers: { cookie: cookie() } });
+    }
+    keep(callback);
+    return { res: callback, html: callback.status === 303 ? '' : await callback.text(), jar };
+  }
+
+  const fragmentOf = (res: Response) =>
+    new URLSearchParams(new URL(res.headers.get('location') as string).hash.slice(1));
+
+  it.each(PROVIDER_IDS)(
+    '%s: signs a new user in and lands on the caller with tokens in the fragment',
+    async (id) => {
+      const address = id === 'microsoft' ? `ms-${Date.now()}@contoso.example` : email(id);
+      providers[id].next({
+        ...DEFAULT_ACCOUNTS[id],
+        sub: `${id}-${Date.now()}`,
+        oid: `oid-${Date.now()}`,
+        email: address,
+        emailVerified: true,
+        name: 'Ada Lovelace',
+      });
+      const { res, html } = await signInWith(id);
+      expect(res.status, html).toBe(303);
+      const fragment = fragmentOf(res);
+      expect(fragment.get('tenant_id')).toBe(t.tenant.id);
+      expect(fragment.get('state')).toBe('st');
+      const claims = await json(
+        await postJson(app, '/api/auth/introspect', t.secretKey, {
+          token: fragment.get('access_token'),
+        }),
+      );
+      expect(claims).toMatchObject({ active: true, email: address });
+      const identities = await app.ctx.database.db
+        .selectFrom('identities')
+        .selectAll()
+        .where('user_id', '=', claims.sub)
+        .execute();
+      expect(identities).toHaveLength(1);
+      expect(identities[0]).toMatchObject({
+        provider: id,
+        email_verified: id === 'microsoft' ? 0 : 1,
+      });
+      if (id === 'microsoft') expect(identities[0]?.issuer).toContain(providers.microsoft.tenantId);
+      const events = await app.ctx.database.db
+        .selectFrom('audit_events')
+        .selectAll()
+        .where('user_id', '=', claims.sub)
+        .execute();
+      expect(events.map((e) => e.kind)).toEqual(['identity_created']);
+      // The same identity again: the same user.
+      const again = await signInWith(id);
+      expect(again.res.status).toBe(303);
+      const second = await json(
+        await postJson(app, '/api/auth/introspect', t.secretKey, {
+          token: fragmentOf(again.res).get('access_token'),
+        }),
+      );
+      expect(second.sub).toBe(claims.sub);
+    },
+  );
+
+  it('links a verified provider address to an existing verified account, and records it', async () => {
+    const address = email('link');
+    const { userId } = await json(
+      await postJson(app, '/v1/auth/sign-up', t.secretKey, {
+        email: address,
+        password: 'correct horse battery',
+      }),
+    );
+    await app.ctx.database.db
+      .updateTable('users')
+      .set({ email_verified_at: Date.now() })
+      .where('id', '=', userId)
+      .execute();
+    providers.google.next({
+      sub: `g-link-${Date.now()}`,
+      email: address.toUpperCase(),
+      emailVerified: true,
+      name: 'Linked',
+    });
+    const { res } = await signInWith('google');
+    expect(res.status).toBe(303);
+    const claims = await json(
+      await postJson(app, '/api/auth/introspect', t.secretKey, {
+        token: fragmentOf(res).get('access_token'),
+      }),
+    );
+    expect(claims.sub).toBe(userId);
+    const events = await app.ctx.database.db
+      .selectFrom('audit_events')
+      .selectAll()
+      .where('user_id', '=', userId)
+      .execute();
+    expect(events.map((e) => e.kind)).toEqual(['identity_linked']);
+  });
+
+  it('never merges into an unverified password account (pre-hijacking), nor on an unverified e-mail', async () => {
+    const address = email('hijack');
+    const { userId } = await json(
+      await postJson(app, '/v1/auth/sign-up', t.secretKey, {
+        email: address,
+        password: 'attacker set this',
+      }),
+    );
+    providers.google.next({ sub: `g-victim-${Date.now()}`, email: address, emailVerified: true });
+    const google = await signInWith('google');
+    expect(google.res.status).toBe(400);
+    expect(google.html).toContain('never verified');
+    // Microsoft never vouches for e-mail: it may not join an existing account either.
+    const verified = email('verified');
+    await postJson(app, '/v1/auth/sign-up', t.secretKey, {
+      email: verified,
+      password: 'correct horse battery',
+    });
+    providers.microsoft.next({
+      ...DEFAULT_ACCOUNTS.microsoft,
+      sub: `ms-${Date.now()}`,
+      oid: `oid-x-${Date.now()}`,
+      email: verified,
+    });
+    const ms = await signInWith('microsoft');
+    expect(ms.res.status).toBe(400);
+    expect(ms.html).toContain('does not confirm e-mail addresses');
+    const identities = await app.ctx.database.db
+      .selectFrom('identities')
+      .selectAll()
+      .where('user_id', '=', userId)
+      .execute();
+    expect(identities).toHaveLength(0);
+  });
+
+  it('ends every failure on a clear page, creating nothing', async () => {
+    const count = async () =>
+      Number(
+        (
+          await app.ctx.database.db
+            .selectFrom('users')
+            .select((eb) => eb.fn.countAll<number>().as('n'))
+            .executeTakeFirstOrThrow()
+        ).n,
+      );
+    const before = await count();
+    providers.github.next('cancel');
+    const cancelled = await signInWith('github');
+    expect(cancelled.res.status).toBe(400);
+    expect(cancelled.html).toContain('You cancelled signing in with GitHub');
+
+    providers.facebook.next('down');
+    const down = await signInWith('facebook');
+    expect(down.res.status).toBe(400);
+    expect(down.html).toContain('could not be reached');
+
+    providers.google.next('garbage');
+    const garbage = await signInWith('google');
+    expect(garbage.res.status).toBe(400);
+
+    // State mismatch: an answer for another attempt.
+    const forged = await signInWith('github', t, (url) =>
+      url.searchParams.set('state', 'forged-state'),
+    );
+    expect(forged.res.status).toBe(400);
+    expect(forged.html).toMatch(/unknown|another browser/);
+
+    // A code from one provider's flow at another provider's callback.
+    const crossed = await signInWith('github', t, (url) => {
+      url.pathname = url.pathname.replace('/oauth/github/', '/oauth/facebook/');
+    });
+    expect(crossed.res.status).toBe(400);
+
+    // Facebook without an e-mail address.
+    providers.facebook.next({
+      ...DEFAULT_ACCOUNTS.facebook,
+      sub: `fb-noemail-${Date.now()}`,
+      email: undefined,
+    });
+    const noEmail = await signInWith('facebook');
+    expect(noEmail.res.status).toBe(400);
+    expect(noEmail.html).toContain('did not share an e-mail address');
+    expect(await count()).toBe(before);
+  });
+
+  it('refuses a replayed answer, and a disabled provider', async () => {
+    providers.github.next({
+      ...DEFAULT_ACCOUNTS.github,
+      sub: `gh-replay-${Date.now()}`,
+      email: email('replay'),
+      emailVerified: true,
+    });
+    let captured = '';
+    const first = await signInWith('github', t, (url) => {
+      captured = url.href;
+    });
+    expect(first.res.status).toBe(303);
+    const replay = await fetch(captured, {
+      redirect: 'manual',
+      headers: { cookie: [...(first.jar ?? [])].map(([k, v]) => `${k}=${v}`).join('; ') },
+    });
+    expect(replay.status).toBe(400);
+
+    const other = await app.tenant({ allowedOrigins: [ORIGIN] });
+    const off = await signInWith('google', other);
+    expect(off.res.status).toBe(400);
+    expect(off.html).toContain('turned off');
+  });
+});
