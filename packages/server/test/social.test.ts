@@ -3,6 +3,7 @@
  * loopback playing Google, Microsoft, Apple (oidc-provider) and GitHub, Facebook.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readOutbox } from '../src/modules/email/index.js';
 import { setProvider } from '../src/modules/social/index.js';
 import {
   DEFAULT_ACCOUNTS,
@@ -71,7 +72,12 @@ describe('social sign-in against real provider servers', () => {
     }).toString();
 
   /** A browser: follows redirects by hand, keeps cookies per host, posts Apple's form. */
-  async function signInWith(id: ProviderId, tenant = t, tamper?: (url: URL) => void) {
+  async function signInWith(
+    id: ProviderId,
+    tenant = t,
+    tamper?: (url: URL) => void,
+    options: { dropCookies?: boolean } = {},
+  ) {
     const jar = new Map<string, string>();
     const cookie = () => [...jar].map(([k, v]) => `${k}=${v}`).join('; ');
     const keep = (res: Response) => {
@@ -112,7 +118,10 @@ describe('social sign-in against real provider servers', () => {
     } else {
       const url = new URL(location);
       tamper?.(url);
-      callback = await fetch(url, { redirect: 'manual', headers: { cookie: cookie() } });
+      callback = await fetch(url, {
+        redirect: 'manual',
+        headers: options.dropCookies ? {} : { cookie: cookie() },
+      });
     }
     keep(callback);
     return { res: callback, html: callback.status === 303 ? '' : await callback.text(), jar };
@@ -219,7 +228,7 @@ describe('social sign-in against real provider servers', () => {
     providers.google.next({ sub: `g-victim-${Date.now()}`, email: address, emailVerified: true });
     const google = await signInWith('google');
     expect(google.res.status).toBe(400);
-    expect(google.html).toContain('never verified');
+    expect(google.html).toContain('cannot be joined');
     // Microsoft never vouches for e-mail: it may not join an existing account either.
     const verified = email('verified');
     await postJson(app, '/v1/auth/sign-up', t.secretKey, {
@@ -234,7 +243,7 @@ describe('social sign-in against real provider servers', () => {
     });
     const ms = await signInWith('microsoft');
     expect(ms.res.status).toBe(400);
-    expect(ms.html).toContain('does not confirm e-mail addresses');
+    expect(ms.html).toContain('cannot be joined');
     const identities = await app.ctx.database.db
       .selectFrom('identities')
       .selectAll()
@@ -274,6 +283,12 @@ describe('social sign-in against real provider servers', () => {
     );
     expect(forged.res.status).toBe(400);
     expect(forged.html).toMatch(/unknown|another browser/);
+
+    // The answer arriving in another browser (no state cookie): refused, with a way back.
+    const elsewhere = await signInWith('github', t, undefined, { dropCookies: true });
+    expect(elsewhere.res.status).toBe(400);
+    expect(elsewhere.html).toContain('another browser');
+    expect(elsewhere.html).toContain(`/sign-in?pk=${t.publishableKey}`);
 
     // A code from one provider's flow at another provider's callback.
     const crossed = await signInWith('github', t, (url) => {
@@ -315,5 +330,90 @@ describe('social sign-in against real provider servers', () => {
     const off = await signInWith('google', other);
     expect(off.res.status).toBe(400);
     expect(off.html).toContain('turned off');
+  });
+
+  it("an unverified provider address never opens the door to the real owner's account", async () => {
+    const victim = email('victim');
+    // The attacker claims the victim's address through Microsoft, which never vouches for it.
+    providers.microsoft.next({
+      ...DEFAULT_ACCOUNTS.microsoft,
+      sub: `ms-att-${Date.now()}`,
+      oid: `oid-att-${Date.now()}`,
+      email: victim,
+    });
+    const attacker = await signInWith('microsoft');
+    expect(attacker.res.status).toBe(303);
+    const attackerSub = (
+      await json(
+        await postJson(app, '/api/auth/introspect', t.secretKey, {
+          token: fragmentOf(attacker.res).get('access_token'),
+        }),
+      )
+    ).sub;
+    // The victim comes with Google (verified): not joined to the attacker's account.
+    providers.google.next({ sub: `g-victim-${Date.now()}`, email: victim, emailVerified: true });
+    const refused = await signInWith('google');
+    expect(refused.res.status).toBe(400);
+    expect(refused.html).toContain('cannot be joined');
+    // The victim proves the mailbox with a password reset: the unproven identity goes.
+    const page = await app.request(`/forgot-password?${hostedQuery(t)}`);
+    const cookie = page.headers
+      .getSetCookie()
+      .map((c) => c.split(';')[0])
+      .join('; ');
+    const csrf = /name="_csrf" value="([^"]+)"/.exec(await page.text())?.[1] as string;
+    await app.request(`/forgot-password?${hostedQuery(t)}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', cookie },
+      body: new URLSearchParams({ _csrf: csrf, email: victim }).toString(),
+    });
+    await new Promise((r) => setTimeout(r, 300));
+    const mail = (await readOutbox(app.ctx.database.db, { to: victim }))[0];
+    const token = /token=([A-Za-z0-9_-]+)/.exec(mail?.body ?? '')?.[1] as string;
+    const resetPage = await app.request(`/reset-password?token=${token}`);
+    const resetCookie = resetPage.headers
+      .getSetCookie()
+      .map((c) => c.split(';')[0])
+      .join('; ');
+    const resetCsrf = /name="_csrf" value="([^"]+)"/.exec(await resetPage.text())?.[1] as string;
+    const reset = await app.request('/reset-password', {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: resetCookie },
+      body: new URLSearchParams({
+        _csrf: resetCsrf,
+        token,
+        password: 'the owner is back now',
+      }).toString(),
+    });
+    expect(reset.status).toBe(200);
+    const identities = await app.ctx.database.db
+      .selectFrom('identities')
+      .selectAll()
+      .where('user_id', '=', attackerSub)
+      .execute();
+    expect(identities).toHaveLength(0);
+    // The attacker's Microsoft sign-in no longer reaches the account.
+    const again = await signInWith('microsoft');
+    expect(again.res.status).toBe(400);
+    // And now Google joins the owner's (verified) account.
+    const owner = await signInWith('google');
+    expect(owner.res.status).toBe(303);
+  });
+
+  it("refuses a Microsoft account from a directory the tenant's audience does not admit", async () => {
+    const strict = await app.tenant({ allowedOrigins: [ORIGIN] });
+    await enable(strict, 'microsoft');
+    await setProvider(app.ctx.database.db, app.ctx.box, strict.tenant.id, 'microsoft', {
+      audience: '11111111-2222-3333-4444-555555555555',
+    });
+    providers.microsoft.next({
+      ...DEFAULT_ACCOUNTS.microsoft,
+      sub: `ms-dir-${Date.now()}`,
+      oid: `oid-dir-${Date.now()}`,
+      email: email('dir'),
+    });
+    const res = await signInWith('microsoft', strict);
+    expect(res.res.status).toBe(400);
+    expect(res.html).toContain('directory');
   });
 });

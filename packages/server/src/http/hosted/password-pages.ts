@@ -16,7 +16,7 @@ import {
   useEmailToken,
   voidEmailTokens,
 } from '../../modules/hosted/index.js';
-import { enabledProviders } from '../../modules/social/index.js';
+import { dropUnprovenIdentities, enabledProviders } from '../../modules/social/index.js';
 import {
   checkPassword,
   createUser,
@@ -357,6 +357,7 @@ export function passwordPages(scope: FastifyInstance, ctx: AppContext, kit: Kit)
     await endUserBrowserSessions(ctx.database.db, row.tenant_id, row.user_id);
     await voidEmailTokens(ctx.database.db, row.tenant_id, row.user_id, 'reset');
     await markEmailVerified(ctx.database.db, row.tenant_id, row.user_id);
+    await dropUnprovenIdentities(ctx.database.db, row.tenant_id, row.user_id);
     await ctx.bus.publish(`user:${row.user_id}`);
     return send(
       reply,
@@ -397,6 +398,7 @@ export function passwordPages(scope: FastifyInstance, ctx: AppContext, kit: Kit)
     if (!row) return badLink(request, reply);
     await linkTenant(request, row.tenant_id);
     await markEmailVerified(ctx.database.db, row.tenant_id, row.user_id);
+    await dropUnprovenIdentities(ctx.database.db, row.tenant_id, row.user_id);
     return send(
       reply,
       200,

@@ -12,6 +12,15 @@ import type { AppContext } from '../context.js';
 
 import { field, type Kit } from './kit.js';
 
+/** Only the string fields of a form body (anything else is not an OAuth answer). */
+function stringFields(body: unknown): URLSearchParams {
+  const params = new URLSearchParams();
+  if (body && typeof body === 'object' && !Array.isArray(body)) {
+    for (const [k, v] of Object.entries(body)) if (typeof v === 'string') params.set(k, v);
+  }
+  return params;
+}
+
 /** Social sign-in (reference section 1): the provider buttons lead here, and the answers come back here. */
 export function socialPages(scope: FastifyInstance, ctx: AppContext, kit: Kit) {
   const { secure, send, page, hosted, finish, get } = kit;
@@ -23,7 +32,8 @@ export function socialPages(scope: FastifyInstance, ctx: AppContext, kit: Kit) {
     authUrl: ctx.authUrl,
     providerEndpoints: ctx.config.providerEndpoints,
   };
-  const flowCookie = (provider: string) => `latchkey_oauth_${provider}`;
+  // __Host- under https (RFC 6265bis): no subdomain or plain-http page can plant one.
+  const flowCookie = (provider: string) => `${secure ? '__Host-' : ''}latchkey_oauth_${provider}`;
   const socialRefusal = (
     request: FastifyRequest,
     reply: FastifyReply,
@@ -50,13 +60,24 @@ export function socialPages(scope: FastifyInstance, ctx: AppContext, kit: Kit) {
     const back = `/sign-in?${hostedQuery(h)}`;
     if (!isProviderId(provider))
       return socialRefusal(request, reply, 'There is no such sign-in provider.', back);
+    const allowed = await ctx.limiter.consume(`oauth-start:${request.ip}`, [
+      { name: 'oauth-start', quota: 30, seconds: 15 * 60 },
+    ]);
+    if (!allowed.allowed) {
+      return socialRefusal(
+        request,
+        reply,
+        'Too many sign-in attempts from this address; try again later.',
+        back,
+      );
+    }
     try {
       const { url, state } = await startFlow(flowDeps, h.tenant, provider, hostedQuery(h));
       // The state is bound to this browser: an answer arriving in another browser is
       // refused (login CSRF). Apple answers with a cross-site POST, which only carries a
       // SameSite=None cookie.
       reply.setCookie(flowCookie(provider), state, {
-        path: `/oauth/${provider}/callback`,
+        path: '/',
         httpOnly: true,
         maxAge: 600,
         sameSite: provider === 'apple' ? 'none' : 'lax',
@@ -74,13 +95,21 @@ export function socialPages(scope: FastifyInstance, ctx: AppContext, kit: Kit) {
     if (!isProviderId(provider))
       return socialRefusal(request, reply, 'There is no such sign-in provider.');
     const bound = request.cookies[flowCookie(provider)];
-    reply.clearCookie(flowCookie(provider), { path: `/oauth/${provider}/callback` });
+    reply.clearCookie(flowCookie(provider), { path: '/' });
     let flow: Awaited<ReturnType<typeof claimFlow>>;
     try {
       flow = await claimFlow(flowDeps, provider, params.get('state'), bound);
     } catch (error) {
-      if (error instanceof SocialRefusal) return socialRefusal(request, reply, error.message);
-      throw error;
+      if (!(error instanceof SocialRefusal)) throw error;
+      if (error.hostedQuery === undefined) return socialRefusal(request, reply, error.message);
+      // The attempt is known: brand the page and lead back to where it started.
+      const from = await hosted(
+        request,
+        reply,
+        Object.fromEntries(new URLSearchParams(error.hostedQuery)),
+      );
+      if (!from) return reply;
+      return socialRefusal(request, reply, error.message, `/sign-in?${hostedQuery(from)}`);
     }
     const h = await hosted(
       request,
@@ -106,6 +135,6 @@ export function socialPages(scope: FastifyInstance, ctx: AppContext, kit: Kit) {
   );
   // Apple's response_mode=form_post (no CSRF token: the state cookie binds it instead).
   scope.post('/oauth/:provider/callback', get, (request, reply) =>
-    callback(request, reply, new URLSearchParams((request.body ?? {}) as Record<string, string>)),
+    callback(request, reply, stringFields(request.body)),
   );
 }

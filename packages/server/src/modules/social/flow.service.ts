@@ -10,6 +10,28 @@ import { type Endpoints, PROVIDERS, type Profile, type ProviderId } from './prov
 import { providerCredentials } from './settings.service.js';
 
 const FLOW_LIFETIME_MS = 10 * 60_000;
+/** A provider that hangs gets a "could not be reached" page, not a stuck browser. */
+const timeout = () => AbortSignal.timeout(10_000);
+const keySets = new Map<string, ReturnType<typeof createRemoteJWKSet>>();
+function keySet(uri: string) {
+  let set = keySets.get(uri);
+  if (!set) {
+    set = createRemoteJWKSet(new URL(uri), { timeoutDuration: 10_000 });
+    keySets.set(uri, set);
+  }
+  return set;
+}
+/** Microsoft's directory of personal accounts. */
+const MS_CONSUMERS = '9188040d-6c67-4c5b-b112-36a304b66dad';
+
+/** The token's directory must be one the tenant's audience admits, whatever the endpoints. */
+function admitsDirectory(audience: string | null, tid: unknown): boolean {
+  if (typeof tid !== 'string' || !GUID.test(tid)) return false;
+  if (!audience || audience === 'common') return true;
+  if (audience === 'consumers') return tid === MS_CONSUMERS;
+  if (audience === 'organizations') return tid !== MS_CONSUMERS;
+  return tid === audience;
+}
 const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const MS_MULTI = /\/(common|organizations|consumers)\/v2\.0\/?$/;
 const MS_TEMPLATE = (url: URL) => url.href.replace(MS_MULTI, '/{tenantid}/v2.0');
@@ -72,7 +94,11 @@ async function authorizationServer(deps: FlowDeps, provider: ProviderId, creds: 
   let entry = discovered.get(issuer);
   if (!entry || entry.until < Date.now()) {
     const url = new URL(issuer);
-    const response = await oauth.discoveryRequest(url, { algorithm: 'oidc', ...insecure(issuer) });
+    const response = await oauth.discoveryRequest(url, {
+      algorithm: 'oidc',
+      signal: timeout(),
+      ...insecure(issuer),
+    });
     // Microsoft's common, organizations and consumers documents name a `{tenantid}` template
     // as their issuer; URL encoding of the braces is the same on both sides of the check.
     const expected =
@@ -137,6 +163,11 @@ export async function startFlow(
       `${PROVIDERS[provider].name} cannot be reached right now. Try again in a moment.`,
     );
   }
+  // Attempts never finished (closed tabs, link prefetchers) are dropped after a day.
+  await deps.db
+    .deleteFrom('oauth_flows')
+    .where('expires_at', '<', Date.now() - 24 * 60 * 60_000)
+    .execute();
   const state = oauth.generateRandomState();
   const nonce = oauth.generateRandomNonce();
   const verifier = oauth.generateRandomCodeVerifier();
@@ -182,10 +213,11 @@ export async function claimFlow(
     .where('state', '=', state)
     .executeTakeFirst();
   if (!flow) throw new SocialRefusal('This sign-in attempt is unknown. Start again.');
+  const refuse = (message: string) => new SocialRefusal(message, flow.hosted_query);
   if (flow.provider !== provider)
-    throw new SocialRefusal('This answer belongs to another provider. Start again.');
+    throw refuse('This answer belongs to another provider. Start again.');
   if (boundState !== state)
-    throw new SocialRefusal('This sign-in attempt was started in another browser. Start again.');
+    throw refuse('This sign-in attempt was started in another browser. Start again.');
   const claimed = await deps.db
     .updateTable('oauth_flows')
     .set({ used_at: Date.now() })
@@ -193,9 +225,9 @@ export async function claimFlow(
     .where('used_at', 'is', null)
     .executeTakeFirst();
   if (Number(claimed.numUpdatedRows) !== 1)
-    throw new SocialRefusal('This sign-in attempt was used already. Start again.');
+    throw refuse('This sign-in attempt was used already. Start again.');
   if (flow.expires_at <= Date.now())
-    throw new SocialRefusal('This sign-in attempt took too long. Start again.');
+    throw refuse('This sign-in attempt took too long. Start again.');
   return flow;
 }
 
@@ -219,7 +251,7 @@ export async function finishFlow(
     const { as, endpoints } = await authorizationServer(deps, provider, creds);
     const client: oauth.Client = { client_id: creds.clientId };
     const auth = oauth.ClientSecretPost(await clientSecret(provider, creds, as));
-    const options = insecure(as.token_endpoint);
+    const options = { signal: timeout(), ...insecure(as.token_endpoint) };
     // RFC 9207: when the provider names itself in the answer, it must be the expected one.
     const callback = oauth.validateAuthResponse(as, client, params, flow.state);
     const response = await oauth.authorizationCodeGrantRequest(
@@ -243,20 +275,22 @@ export async function finishFlow(
       );
       const claims = oauth.getValidatedIdTokenClaims(result) as oauth.IDToken;
       // The signature too, with the provider's published keys (oauth4webapi leaves it to TLS).
-      await jwtVerify(
-        result.id_token as string,
-        createRemoteJWKSet(new URL(as.jwks_uri as string)),
-        {
-          issuer: claims.iss,
-          audience: creds.clientId,
-        },
-      );
+      await jwtVerify(result.id_token as string, keySet(as.jwks_uri as string), {
+        issuer: claims.iss,
+        audience: creds.clientId,
+      });
+      if (provider === 'microsoft' && !admitsDirectory(creds.audience, claims.tid)) {
+        throw new SocialRefusal(
+          'This Microsoft account belongs to a directory this application does not admit.',
+        );
+      }
       return profileFromIdToken(provider, claims, { appleUser: params.get('user') ?? undefined });
     }
     const result = await oauth.processAuthorizationCodeResponse(as, client, response);
     const apiBase = endpoints.apiBase as string;
     const get = async (path: string) => {
       const res = await fetch(`${apiBase}${path}`, {
+        signal: timeout(),
         headers: {
           authorization: `Bearer ${result.access_token}`,
           accept: 'application/json',

@@ -1,5 +1,5 @@
 export { callbackUrl, claimFlow, type FlowDeps, finishFlow, startFlow } from './flow.service.js';
-export { SocialRefusal, userForProfile } from './link.service.js';
+export { dropUnprovenIdentities, SocialRefusal, userForProfile } from './link.service.js';
 export {
   type Endpoints,
   PROVIDER_IDS,

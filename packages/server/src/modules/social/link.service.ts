@@ -3,18 +3,19 @@ import type { Kysely } from 'kysely';
 import { LatchkeyError } from '../../errors/index.js';
 import { isUniqueViolation, type Schema } from '../../storage/index.js';
 import type { Tenant } from '../tenants/index.js';
-import {
-  createUserWithoutPassword,
-  findUserByEmail,
-  getUser,
-  type User,
-  userHasPassword,
-} from '../users/index.js';
+import { createUserWithoutPassword, findUserByEmail, getUser, type User } from '../users/index.js';
 import { PROVIDERS, type Profile, type ProviderId } from './providers/index.js';
 
 /** Why a provider sign-in cannot go on; shown on the hosted page, nothing created. */
 export class SocialRefusal extends Error {
   override name = 'SocialRefusal';
+  /** The hosted request of the attempt, when known: the page can brand itself and lead back. */
+  readonly hostedQuery: string | undefined;
+
+  constructor(message: string, hostedQuery?: string) {
+    super(message);
+    this.hostedQuery = hostedQuery;
+  }
 }
 
 async function audit(
@@ -106,34 +107,34 @@ export async function userForProfile(
       .execute();
     return user;
   }
-  if (!profile.email)
+  if (!profile.email) {
     throw new SocialRefusal(
       `${name} did not share an e-mail address, and this application needs one.`,
     );
+  }
   const existing = await findUserByEmail(db, tenant.id, profile.email);
   if (existing) {
-    if (!profile.emailVerified) {
+    // Both sides must have proved the address: the provider now, and the account before.
+    // One message for every refusal here, so that it tells nothing about the account.
+    if (!profile.emailVerified || !existing.emailVerified) {
       throw new SocialRefusal(
-        `An account with ${profile.email} exists already. ${name} does not confirm e-mail addresses, so sign in to that account another way.`,
-      );
-    }
-    if (!existing.emailVerified && (await userHasPassword(db, tenant.id, existing.id))) {
-      throw new SocialRefusal(
-        `An account with ${profile.email} exists but its address was never verified. Sign in with its password and verify the address first.`,
+        `This e-mail address cannot be joined to ${name} sign-in here. Sign in the way you did before, or use another account.`,
       );
     }
     if (existing.disabled) throw new SocialRefusal('This account is disabled.');
     try {
-      await addIdentity(db, tenant.id, existing.id, provider, profile);
+      await db.transaction().execute(async (trx) => {
+        await addIdentity(trx, tenant.id, existing.id, provider, profile);
+        await audit(trx, tenant.id, existing.id, 'identity_linked', {
+          provider,
+          issuer: profile.issuer,
+          subject: profile.subject,
+        });
+      });
     } catch (error) {
       if (!isUniqueViolation(error)) throw error;
       return userForProfile(db, tenant, provider, profile);
     }
-    await audit(db, tenant.id, existing.id, 'identity_linked', {
-      provider,
-      issuer: profile.issuer,
-      subject: profile.subject,
-    });
     return existing;
   }
   if (tenant.requireEmailVerification && !profile.emailVerified) {
@@ -141,27 +142,57 @@ export async function userForProfile(
       `This application needs a verified e-mail address, which ${name} does not confirm.`,
     );
   }
-  let user: User;
   try {
-    user = await createUserWithoutPassword(db, tenant, {
-      email: profile.email,
-      name: profile.name,
-      emailVerified: profile.emailVerified,
+    // The user, the identity and the record of it: all or nothing.
+    return await db.transaction().execute(async (trx) => {
+      const user = await createUserWithoutPassword(trx, tenant, {
+        email: profile.email as string,
+        name: profile.name,
+        emailVerified: profile.emailVerified,
+      });
+      await addIdentity(trx, tenant.id, user.id, provider, profile);
+      await audit(trx, tenant.id, user.id, 'identity_created', {
+        provider,
+        issuer: profile.issuer,
+        subject: profile.subject,
+        newUser: true,
+      });
+      return user;
     });
   } catch (error) {
     if (error instanceof LatchkeyError && error.code === 'validation_failed') {
       throw new SocialRefusal(`${name} gave an e-mail address this application cannot accept.`);
     }
-    if (error instanceof LatchkeyError && error.code === 'email_taken')
+    if (
+      (error instanceof LatchkeyError && error.code === 'email_taken') ||
+      isUniqueViolation(error)
+    ) {
       return userForProfile(db, tenant, provider, profile);
+    }
     throw error;
   }
-  await addIdentity(db, tenant.id, user.id, provider, profile);
-  await audit(db, tenant.id, user.id, 'identity_created', {
-    provider,
-    issuer: profile.issuer,
-    subject: profile.subject,
-    newUser: true,
-  });
-  return user;
+}
+
+/**
+ * After someone proves the mailbox (verification link, password reset), identities that
+ * came with an address their provider never vouched for are dropped: they may belong to
+ * whoever claimed the address first.
+ */
+export async function dropUnprovenIdentities(
+  db: Kysely<Schema>,
+  tenantId: string,
+  userId: string,
+): Promise<void> {
+  const dropped = await db
+    .deleteFrom('identities')
+    .where('tenant_id', '=', tenantId)
+    .where('user_id', '=', userId)
+    .where('email_verified', '=', 0)
+    .executeTakeFirst();
+  if (Number(dropped.numDeletedRows) > 0) {
+    await audit(db, tenantId, userId, 'identities_dropped', {
+      reason: 'address proven',
+      count: Number(dropped.numDeletedRows),
+    });
+  }
 }

@@ -17,7 +17,7 @@ export function profileFromIdToken(
       return {
         issuer: claims.iss,
         subject: oid,
-        email: str(claims.email) ?? str(claims.preferred_username),
+        email: str(claims.email),
         emailVerified: false,
         name: str(claims.name),
       };

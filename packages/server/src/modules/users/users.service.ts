@@ -9,7 +9,6 @@ import { codePointLength, type PasswordHasher } from './password.js';
 import { checkMetadata, checkName } from './profile-rules.js';
 import { toUser, type User } from './users.admin.js';
 import { findUserByEmailKey, insertUser } from './users.repository.js';
-import { NAME_MAX_LENGTH } from './users.schemas.js';
 
 export interface SignUpInput {
   email: string;
@@ -151,7 +150,8 @@ export async function createUserWithoutPassword(
     email,
     email_key: emailKey(email),
     password_hash: null,
-    name: input.name?.trim().slice(0, NAME_MAX_LENGTH) || null,
+    // A provider's name is kept only if it follows our name rules.
+    name: input.name && !checkName(input.name) ? input.name.trim() : null,
     metadata: '{}',
     roles: '[]',
     email_verified_at: input.emailVerified ? now : null,
