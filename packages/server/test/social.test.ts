@@ -416,4 +416,50 @@ describe('social sign-in against real provider servers', () => {
     expect(res.res.status).toBe(400);
     expect(res.html).toContain('directory');
   });
+
+  it('a start that asks for a PKCE code takes one click (CSRF-protected) before going to the provider', async () => {
+    const q = new URLSearchParams({
+      pk: t.publishableKey,
+      redirect_url: `${ORIGIN}/callback`,
+      code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
+      code_challenge_method: 'S256',
+    }).toString();
+    const path = `/oauth/google/start?q=${encodeURIComponent(q)}`;
+    const ask = await app.request(path, { redirect: 'manual' });
+    expect(ask.status).toBe(200);
+    const html = await ask.text();
+    expect(html).toContain('Continue with Google');
+    expect(ask.headers.get('content-security-policy')).toContain(
+      `form-action 'self' ${new URL(providers.google.endpoints.issuer as string).origin}`,
+    );
+    const jar = ask.headers.getSetCookie().map((c) => c.split(';')[0]);
+    const forged = await app.request(path, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: jar.join('; ') },
+      body: '',
+    });
+    expect(forged.status).toBe(403);
+    const csrf = /name="_csrf" value="([^"]+)"/.exec(html)?.[1] as string;
+    const go = await app.request(path, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: jar.join('; ') },
+      body: new URLSearchParams({ _csrf: csrf }).toString(),
+    });
+    expect(go.status).toBe(303);
+    const flowCookie = go.headers.getSetCookie().map((c) => c.split(';')[0]);
+    providers.google.next({
+      sub: `g-pkce-${Date.now()}`,
+      email: email('pkce'),
+      emailVerified: true,
+    });
+    const atProvider = await fetch(go.headers.get('location') as string, { redirect: 'manual' });
+    const back = await fetch(atProvider.headers.get('location') as string, {
+      redirect: 'manual',
+      headers: { cookie: [...jar, ...flowCookie].join('; ') },
+    });
+    expect(back.status).toBe(303);
+    expect(fragmentOf(back).get('code')).toBeTruthy();
+  });
 });

@@ -1,9 +1,11 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { hostedQuery, messagePage } from '../../modules/hosted/index.js';
+import { buttonPage, hostedQuery, messagePage } from '../../modules/hosted/index.js';
 import {
+  authorizationOrigin,
   claimFlow,
   finishFlow,
   isProviderId,
+  PROVIDERS,
   SocialRefusal,
   startFlow,
   userForProfile,
@@ -23,7 +25,7 @@ function stringFields(body: unknown): URLSearchParams {
 
 /** Social sign-in (reference section 1): the provider buttons lead here, and the answers come back here. */
 export function socialPages(scope: FastifyInstance, ctx: AppContext, kit: Kit) {
-  const { secure, send, page, hosted, finish, get } = kit;
+  const { secure, send, page, hosted, finish, get, csrfCheck } = kit;
 
   // ----- Social sign-in (reference section 1): start, and the provider's answer -----
   const flowDeps = {
@@ -52,9 +54,15 @@ export function socialPages(scope: FastifyInstance, ctx: AppContext, kit: Kit) {
       ),
     );
 
-  scope.get('/oauth/:provider/start', get, async (request, reply) => {
+  /**
+   * Starts a provider sign-in. A request that asks for a PKCE code (which yields a
+   * long-lived refresh token) takes one click on our page first, as a returning browser
+   * does on /sign-in: a crafted link cannot mint a code through a provider that approves
+   * silently.
+   */
+  async function begin(request: FastifyRequest, reply: FastifyReply, clicked: boolean) {
     const { provider } = request.params as { provider: string };
-    const q = field(request.query, 'q');
+    const q = field(clicked ? request.body : request.query, 'q') || field(request.query, 'q');
     const h = await hosted(request, reply, Object.fromEntries(new URLSearchParams(q)));
     if (!h) return reply;
     const back = `/sign-in?${hostedQuery(h)}`;
@@ -70,6 +78,30 @@ export function socialPages(scope: FastifyInstance, ctx: AppContext, kit: Kit) {
         'Too many sign-in attempts from this address; try again later.',
         back,
       );
+    }
+    if (h.codeChallenge && !clicked) {
+      try {
+        const origin = await authorizationOrigin(flowDeps, h.tenant, provider);
+        return send(
+          reply,
+          200,
+          buttonPage({
+            ctx: page(request),
+            title: `Continue with ${PROVIDERS[provider].name}`,
+            message: `You will sign in to ${h.tenant.name} with your ${PROVIDERS[provider].name} account.`,
+            action: `/oauth/${provider}/start?q=${encodeURIComponent(q)}`,
+            csrf: reply.generateCsrf(),
+            button: `Continue with ${PROVIDERS[provider].name}`,
+            link: { href: back, text: 'Back to sign in' },
+          }),
+          // Chrome applies form-action to the redirect to the provider as well.
+          [origin],
+        );
+      } catch (error) {
+        if (error instanceof SocialRefusal)
+          return socialRefusal(request, reply, error.message, back);
+        throw error;
+      }
     }
     try {
       const { url, state } = await startFlow(flowDeps, h.tenant, provider, hostedQuery(h));
@@ -88,7 +120,10 @@ export function socialPages(scope: FastifyInstance, ctx: AppContext, kit: Kit) {
       if (error instanceof SocialRefusal) return socialRefusal(request, reply, error.message, back);
       throw error;
     }
-  });
+  }
+
+  scope.get('/oauth/:provider/start', get, (request, reply) => begin(request, reply, false));
+  scope.post('/oauth/:provider/start', csrfCheck, (request, reply) => begin(request, reply, true));
 
   async function callback(request: FastifyRequest, reply: FastifyReply, params: URLSearchParams) {
     const { provider } = request.params as { provider: string };

@@ -147,6 +147,23 @@ async function credentials(
   return creds;
 }
 
+/** The origin of the provider's authorization endpoint (for a page's form-action). */
+export async function authorizationOrigin(
+  deps: FlowDeps,
+  tenant: Tenant,
+  provider: ProviderId,
+): Promise<string> {
+  const creds = await credentials(deps, tenant, provider);
+  try {
+    const { as } = await authorizationServer(deps, provider, creds);
+    return new URL(as.authorization_endpoint as string).origin;
+  } catch {
+    throw new SocialRefusal(
+      `${PROVIDERS[provider].name} cannot be reached right now. Try again in a moment.`,
+    );
+  }
+}
+
 /** Starts a flow: PKCE, state, nonce; returns where to send the browser and the state. */
 export async function startFlow(
   deps: FlowDeps,

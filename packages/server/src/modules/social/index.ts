@@ -1,4 +1,11 @@
-export { callbackUrl, claimFlow, type FlowDeps, finishFlow, startFlow } from './flow.service.js';
+export {
+  authorizationOrigin,
+  callbackUrl,
+  claimFlow,
+  type FlowDeps,
+  finishFlow,
+  startFlow,
+} from './flow.service.js';
 export { dropUnprovenIdentities, SocialRefusal, userForProfile } from './link.service.js';
 export {
   type Endpoints,
