@@ -7,7 +7,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { accessSync, constants } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { type Browser, chromium } from 'playwright-core';
+import { type Browser, chromium, type Page } from 'playwright-core';
 import { SMTPServer } from 'smtp-server';
 
 export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -184,4 +184,34 @@ export async function startCallerApp(): Promise<CallerApp> {
         server.close(() => resolve());
       }),
   };
+}
+
+interface AxeViolation {
+  id: string;
+  impact?: string | null;
+  help: string;
+  nodes: { target: string[] }[];
+}
+declare const window: { axe: { run(): Promise<{ violations: AxeViolation[] }> } };
+
+/** Runs axe-core (its source in `axe`) on each page visited; lists serious and critical violations. */
+export async function seriousViolations(
+  page: Page,
+  visits: [string, () => Promise<unknown>][],
+  axe: string,
+): Promise<string[]> {
+  const found: string[] = [];
+  for (const [name, visit] of visits) {
+    await visit();
+    await page.addScriptTag({ content: axe });
+    const violations = await page.evaluate(() => window.axe.run().then((r) => r.violations));
+    for (const v of violations) {
+      if (v.impact === 'serious' || v.impact === 'critical') {
+        found.push(
+          `${name}: [${v.impact}] ${v.id}: ${v.help} at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`,
+        );
+      }
+    }
+  }
+  return found;
 }

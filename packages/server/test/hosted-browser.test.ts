@@ -19,6 +19,7 @@ import {
   linkIn,
   MailCatcher,
   pkce,
+  seriousViolations,
   startCallerApp,
 } from './browser.js';
 import {
@@ -53,15 +54,7 @@ declare const document: {
   querySelectorAll(selector: string): { length: number };
 };
 declare const location: { hash: string };
-declare const window: { axe: { run(): Promise<{ violations: AxeViolation[] }> } };
 declare function getComputedStyle(element: unknown): { backgroundColor: string; color: string };
-
-interface AxeViolation {
-  id: string;
-  impact: string | null;
-  help: string;
-  nodes: { target: string[] }[];
-}
 
 describe.skipIf(!HAVE_CHROMIUM)('hosted pages in Chromium', () => {
   let app: TestApp;
@@ -591,19 +584,7 @@ describe.skipIf(!HAVE_CHROMIUM)('hosted pages in Chromium', () => {
         ['sign-in error', () => signIn(page, hosted('/sign-in', open), u.email, 'wrong password')],
         ['refusal', () => page.goto(`${app.url}/sign-in?pk=${open.publishableKey}`)],
       ];
-      const found: string[] = [];
-      for (const [name, visit] of pages) {
-        await visit();
-        await page.addScriptTag({ content: axe });
-        const violations = await page.evaluate(() => window.axe.run().then((r) => r.violations));
-        for (const v of violations) {
-          if (v.impact === 'serious' || v.impact === 'critical') {
-            found.push(
-              `${name}: [${v.impact}] ${v.id}: ${v.help} at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`,
-            );
-          }
-        }
-      }
+      const found = await seriousViolations(page, pages, axe);
       if (found.length) console.error(found.join('\n'));
       expect(found).toEqual([]);
     });

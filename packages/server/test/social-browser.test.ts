@@ -12,7 +12,13 @@ import type { Browser, BrowserContext, Page, Response as PageResponse } from 'pl
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setProvider } from '../src/modules/social/index.js';
 import { type Database, openDatabase } from '../src/storage/index.js';
-import { type CallerApp, HAVE_CHROMIUM, launchChromium, startCallerApp } from './browser.js';
+import {
+  type CallerApp,
+  HAVE_CHROMIUM,
+  launchChromium,
+  seriousViolations,
+  startCallerApp,
+} from './browser.js';
 import { type ProviderId, type ProviderServers, startProviders } from './providers.js';
 import {
   email,
@@ -35,14 +41,6 @@ interface PageElement {
   textContent: string | null;
 }
 declare const document: { activeElement: PageElement | null };
-declare const window: { axe: { run(): Promise<{ violations: AxeViolation[] }> } };
-
-interface AxeViolation {
-  id: string;
-  impact: string | null;
-  help: string;
-  nodes: { target: string[] }[];
-}
 
 type Name = 'Google' | 'GitHub' | 'Apple';
 
@@ -483,19 +481,7 @@ describe.skipIf(!HAVE_CHROMIUM)('social sign-in in Chromium, through the hosted 
           },
         ],
       ];
-      const found: string[] = [];
-      for (const [name, visit] of pages) {
-        await visit();
-        await page.addScriptTag({ content: axe });
-        const violations = await page.evaluate(() => window.axe.run().then((r) => r.violations));
-        for (const v of violations) {
-          if (v.impact === 'serious' || v.impact === 'critical') {
-            found.push(
-              `${name}: [${v.impact}] ${v.id}: ${v.help} at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`,
-            );
-          }
-        }
-      }
+      const found = await seriousViolations(page, pages, axe);
       if (found.length) console.error(found.join('\n'));
       expect(found).toEqual([]);
     });
