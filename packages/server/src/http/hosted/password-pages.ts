@@ -3,7 +3,6 @@ import { LatchkeyError } from '../../errors/index.js';
 import {
   browserSessionUser,
   buttonPage,
-  confirmPage,
   endBrowserSession,
   endUserBrowserSessions,
   forgotPage,
@@ -17,6 +16,7 @@ import {
   voidEmailTokens,
 } from '../../modules/hosted/index.js';
 import { dropUnprovenIdentities, enabledProviders } from '../../modules/social/index.js';
+import { getTenant } from '../../modules/tenants/index.js';
 import {
   checkPassword,
   createUser,
@@ -300,7 +300,6 @@ export function passwordPages(scope: FastifyInstance, ctx: AppContext, kit: Kit)
   });
 
   async function linkTenant(request: FastifyRequest, tenantId: string) {
-    const { getTenant } = await import('../../modules/tenants/index.js');
     setTenant(request, await getTenant(ctx.database.db, tenantId));
   }
 
@@ -381,14 +380,14 @@ export function passwordPages(scope: FastifyInstance, ctx: AppContext, kit: Kit)
     return send(
       reply,
       200,
-      confirmPage({
+      buttonPage({
         ctx: page(request),
         title: 'Verify your e-mail',
         message: `Confirm that ${user.email} is your address.`,
         action: '/verify-email',
-        token,
         csrf: reply.generateCsrf(),
         button: 'Verify my e-mail address',
+        hidden: { token },
       }),
     );
   });

@@ -4,6 +4,7 @@ import { type Static, Type } from 'typebox';
 import { LatchkeyError } from '../../errors/index.js';
 import { redeemCode } from '../../modules/hosted/index.js';
 import type { KeyContext } from '../../modules/keys/index.js';
+import { planWindows } from '../../modules/rate-limit/index.js';
 import { enabledProviders } from '../../modules/social/index.js';
 import { getUser } from '../../modules/users/index.js';
 import type { AppContext } from '../context.js';
@@ -141,10 +142,10 @@ export function clientRoutes(app: FastifyInstance, ctx: AppContext) {
       const body = request.body as Static<typeof TokenBody>;
       // Browsers share a public key: count them per address, apart from the tenant's
       // secret-key budget, so that nobody holding the pk can use that up.
-      const decision = await ctx.limiter.consume(`client:${tenant.id}:${request.ip}`, [
-        { name: 'second', quota: tenant.limits.rps, seconds: 1 },
-        { name: 'minute', quota: tenant.limits.rpm, seconds: 60 },
-      ]);
+      const decision = await ctx.limiter.consume(
+        `client:${tenant.id}:${request.ip}`,
+        planWindows(tenant.limits),
+      );
       reply
         .header('ratelimit-policy', decision.policyHeader)
         .header('ratelimit', decision.stateHeader);

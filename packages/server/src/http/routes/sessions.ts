@@ -76,15 +76,9 @@ export function sessionRoutes(app: FastifyInstance, ctx: AppContext) {
     async (request) => {
       const { tenant } = authOf(request);
       const { refreshToken } = request.body as Static<typeof RefreshBody>;
-      const tokens = await ctx.sessions.refresh(tenant, refreshToken, (id) =>
+      return ctx.sessions.refresh(tenant, refreshToken, (id) =>
         getUser(ctx.database.db, tenant.id, id),
       );
-      const user = await getUser(
-        ctx.database.db,
-        tenant.id,
-        (await ctx.sessions.get(tenant.id, tokens.sessionId)).userId,
-      );
-      return { ...tokens, user };
     },
   );
 

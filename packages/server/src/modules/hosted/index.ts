@@ -18,7 +18,6 @@ export {
 } from './hosted.service.js';
 export {
   buttonPage,
-  confirmPage,
   forgotPage,
   messagePage,
   type PageContext,

@@ -199,22 +199,6 @@ ${field({ name: 'password', label: 'New password', type: 'password', autocomplet
   );
 }
 
-export function confirmPage(p: {
-  ctx: PageContext;
-  title: string;
-  message: string;
-  action: string;
-  token: string;
-  csrf: string;
-  button: string;
-}): string {
-  return layout(
-    p.ctx,
-    p.title,
-    `<p>${e(p.message)}</p><form method="post" action="${e(p.action)}">${csrfField(p.csrf)}<input type="hidden" name="token" value="${e(p.token)}"><button type="submit" autofocus>${e(p.button)}</button></form>`,
-  );
-}
-
 /** A message, and maybe a link onwards (refusals, "check your inbox", "done"). */
 export function messagePage(
   ctx: PageContext,
@@ -239,11 +223,16 @@ export function buttonPage(p: {
   csrf: string;
   button: string;
   link?: { href: string; text: string };
+  /** Hidden form fields (e.g. a one-time link token). */
+  hidden?: Record<string, string>;
 }): string {
+  const hidden = Object.entries(p.hidden ?? {})
+    .map(([name, value]) => `<input type="hidden" name="${e(name)}" value="${e(value)}">`)
+    .join('');
   return layout(
     p.ctx,
     p.title,
-    `<p>${e(p.message)}</p><form method="post" action="${e(p.action)}">${csrfField(p.csrf)}<button type="submit" autofocus>${e(p.button)}</button></form>${
+    `<p>${e(p.message)}</p><form method="post" action="${e(p.action)}">${csrfField(p.csrf)}${hidden}<button type="submit" autofocus>${e(p.button)}</button></form>${
       p.link ? `<nav><a href="${e(p.link.href)}">${e(p.link.text)}</a></nav>` : ''
     }`,
   );

@@ -172,7 +172,7 @@ export class Sessions {
     tenant: Tenant,
     refreshToken: string,
     loadUser: (id: string) => Promise<User>,
-  ): Promise<TokenSet> {
+  ): Promise<TokenSet & { user: User }> {
     const hash = hashToken(refreshToken);
     const found = await findRefreshToken(this.#deps.db, tenant.id, hash);
     if (!found) throw invalidGrant('The refresh token is not valid');
@@ -202,6 +202,7 @@ export class Sessions {
         found.session_expires_at,
       ),
       sessionId: found.session_id,
+      user,
     };
   }
 
