@@ -27,7 +27,52 @@ export const defaults = {
   bodyLimit: 64 * 1024,
   /** OWASP Password Storage Cheat Sheet: argon2id, m=19 MiB, t=2, p=1. */
   argon2: { memoryCost: 19 * 1024, timeCost: 2, parallelism: 1 },
+  /**
+   * Counted in Unicode code points, never truncated. Hosted forms read at most one code
+   * point more than the longest valid value, so the same rule refuses what is too long.
+   */
   password: { minLength: 8, maxLength: 1024 },
+  /** RFC 5321 section 4.5.3.1.3: a path holds 256 octets, so an address at most 254. */
+  email: { maxLength: 254 },
+  /** API sessions and their refresh tokens. */
+  sessions: {
+    /** A session (and so its refresh tokens) lives at most this long, whatever its use. */
+    lifetimeMs: 30 * 24 * 60 * 60_000,
+    /** A session's live state is cached this long, and only while invalidations flow. */
+    stateCacheMs: 60_000,
+    /** The stored User-Agent of a session is cut here. */
+    userAgentMaxLength: 512,
+  },
+  /** Hosted pages: their own browser session, one-time codes and links, and limits. */
+  hosted: {
+    /** The hosted page's own sign-in lasts this long in its cookie. */
+    browserSessionMs: 7 * 24 * 60 * 60_000,
+    /** RFC 6749 section 4.1.2 asks for a short-lived code (at most 10 minutes). */
+    codeLifetimeMs: 2 * 60_000,
+    /** E-mail links work once, within this time. */
+    linkLifetimeMs: { verify: 24 * 60 * 60_000, reset: 60 * 60_000 },
+    redirectUrlMaxLength: 2048,
+    stateMaxLength: 512,
+    /** Largest form body (bytes) a hosted page reads. */
+    formBodyLimit: 16 * 1024,
+    /** Per window, per client address unless named otherwise. */
+    limits: {
+      /** Mail sent on behalf of one client address. */
+      mail: { quota: 10, seconds: 15 * 60 },
+      /** Mail sent to one user (no flooding one mailbox). */
+      mailPerRecipient: { quota: 3, seconds: 15 * 60 },
+      /** Each sign-up costs an argon2 hash. */
+      signUp: { quota: 20, seconds: 15 * 60 },
+    },
+  },
+  /** Bounds of what an operator may set on a tenant. */
+  tenants: {
+    nameMaxLength: 100,
+    logoUrlMaxLength: 2048,
+    /** Largest custom rps or rpm of an enterprise plan. */
+    customRateMax: 1_000_000,
+    accessTokenTtlSeconds: { min: 60, max: 86_400 },
+  },
   /** Requests per second / per minute for each plan (reference section 8). */
   plans: {
     free: { rps: 10, rpm: 600 },

@@ -1,3 +1,5 @@
 export { type Database, type DialectName, isUniqueViolation, openDatabase } from './database.js';
+export { isUuid } from './ids.js';
 export { migrateToLatest, pendingMigrations } from './migrations/index.js';
 export type * from './schema.js';
+export { type Publisher, type Tx, transact } from './transaction.js';

@@ -178,6 +178,12 @@ export class KeyResolver {
     if (live) this.#cache.set(hash, context, readAt);
     return context;
   }
+
+  /** A live publishable key (pk_…) and its tenant; undefined for anything else. */
+  async resolvePublishable(presented: string): Promise<KeyContext | undefined> {
+    const found = presented.startsWith('pk_') ? await this.resolve(presented) : undefined;
+    return found?.key.kind === 'publishable' ? found : undefined;
+  }
 }
 
 /** Resolves a presented key to its live key and tenant; undefined when unknown or revoked. */

@@ -4,6 +4,7 @@ export {
   getTenant,
   listTenants,
   type RateLimits,
+  schemeProblem,
   type Tenant,
   type TenantInput,
   toTenant,

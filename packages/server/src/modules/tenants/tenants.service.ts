@@ -73,9 +73,18 @@ export function toTenant(row: TenantRow): Tenant {
 const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
 
 /**
- * An allowed origin is an exact origin (scheme, host, port; no path). `http:` is allowed
- * only for localhost / 127.0.0.1 and only on development tenants.
+ * The one scheme rule of DESIGN section 4, for allowed origins and redirect URLs alike:
+ * https, or http only for localhost / 127.0.0.1 and only on development tenants.
  */
+export function schemeProblem(url: URL, environment: Environment): string | null {
+  if (url.protocol === 'https:') return null;
+  if (url.protocol !== 'http:') return 'must use https';
+  if (environment !== 'development') return 'http is allowed only on development tenants';
+  if (!LOOPBACK_HOSTS.has(url.hostname)) return 'http is allowed only for localhost and 127.0.0.1';
+  return null;
+}
+
+/** An allowed origin is an exact origin (scheme, host, port; no path) that passes the scheme rule. */
 export function checkOrigin(origin: string, environment: Environment): string | null {
   let url: URL;
   try {
@@ -86,11 +95,7 @@ export function checkOrigin(origin: string, environment: Environment): string | 
   if (url.pathname !== '/' || url.search || url.hash || url.username || url.password) {
     return 'must be an origin only (no path, query or credentials)';
   }
-  if (url.protocol === 'https:') return null;
-  if (url.protocol !== 'http:') return 'must use https';
-  if (environment !== 'development') return 'http is allowed only on development tenants';
-  if (!LOOPBACK_HOSTS.has(url.hostname)) return 'http is allowed only for localhost and 127.0.0.1';
-  return null;
+  return schemeProblem(url, environment);
 }
 
 function validateInput(input: TenantInput, environment: Environment, creating: boolean): void {
@@ -98,11 +103,12 @@ function validateInput(input: TenantInput, environment: Environment, creating: b
   const name = input.name?.trim();
   if (creating && !name)
     errors.push({ path: '/name', code: 'required', message: 'name is required' });
-  if (name !== undefined && (name.length === 0 || name.length > 100)) {
+  const { nameMaxLength, customRateMax, accessTokenTtlSeconds } = defaults.tenants;
+  if (name !== undefined && (name.length === 0 || name.length > nameMaxLength)) {
     errors.push({
       path: '/name',
       code: 'name_invalid',
-      message: 'name must be 1 to 100 characters',
+      message: `name must be 1 to ${nameMaxLength} characters`,
     });
   }
   if (input.plan !== undefined && !PLANS.includes(input.plan)) {
@@ -121,11 +127,11 @@ function validateInput(input: TenantInput, environment: Environment, creating: b
   }
   for (const field of ['rps', 'rpm'] as const) {
     const value = input[field];
-    if (value !== undefined && (!Number.isInteger(value) || value < 1 || value > 1_000_000)) {
+    if (value !== undefined && (!Number.isInteger(value) || value < 1 || value > customRateMax)) {
       errors.push({
         path: `/${field}`,
         code: `${field}_invalid`,
-        message: `${field} must be an integer from 1 to 1000000`,
+        message: `${field} must be an integer from 1 to ${customRateMax}`,
       });
     }
   }
@@ -141,11 +147,12 @@ function validateInput(input: TenantInput, environment: Environment, creating: b
     });
   }
   const ttl = input.accessTokenTtl;
-  if (ttl !== undefined && (!Number.isInteger(ttl) || ttl < 60 || ttl > 86_400)) {
+  const { min, max } = accessTokenTtlSeconds;
+  if (ttl !== undefined && (!Number.isInteger(ttl) || ttl < min || ttl > max)) {
     errors.push({
       path: '/accessTokenTtl',
       code: 'access_token_ttl_invalid',
-      message: 'token lifetime must be 60 to 86400 seconds',
+      message: `token lifetime must be ${min} to ${max} seconds`,
     });
   }
   input.allowedOrigins?.forEach((origin, i) => {
@@ -165,7 +172,7 @@ function validateInput(input: TenantInput, environment: Environment, creating: b
     const ok =
       url &&
       (url.protocol === 'https:' || (url.protocol === 'http:' && environment === 'development'));
-    if (!ok || input.logoUrl.length > 2048) {
+    if (!ok || input.logoUrl.length > defaults.tenants.logoUrlMaxLength) {
       errors.push({
         path: '/logoUrl',
         code: 'logo_url_invalid',
