@@ -100,6 +100,34 @@ export function rateLimitTenant(ctx: AppContext): onRequestHookHandler {
   };
 }
 
+/**
+ * The one way a browser endpoint reads its publishable key: the X-Latchkey-Publishable-Key
+ * header, else `?pk=`, else `Authorization: Bearer pk_…`.
+ */
+export async function requirePublishableKey(
+  ctx: AppContext,
+  request: FastifyRequest,
+): Promise<KeyContext & { publishableKey: string }> {
+  const header = request.headers['x-latchkey-publishable-key'];
+  const query = (request.query as Record<string, unknown> | undefined)?.pk;
+  const fromBearer = /^Bearer +(pk_\S+) *$/i.exec(request.headers.authorization ?? '')?.[1];
+  const pk = typeof header === 'string' ? header : typeof query === 'string' ? query : fromBearer;
+  if (!pk)
+    throw new LatchkeyError(
+      'unauthorized',
+      'Send the publishable key as ?pk= or X-Latchkey-Publishable-Key',
+    );
+  if (!pk.startsWith('pk_'))
+    throw new LatchkeyError(
+      'forbidden',
+      'This endpoint takes a publishable key (pk_…); never send a secret key from a browser',
+    );
+  const found = await ctx.keys.resolvePublishable(pk);
+  if (!found)
+    throw new LatchkeyError('unauthorized', 'The publishable key is not valid or has been revoked');
+  return { ...found, publishableKey: pk };
+}
+
 /** The key and tenant that the authentication step put on the request. */
 export function authOf(request: FastifyRequest): KeyContext {
   if (!request.apiKey) throw new LatchkeyError('unauthorized', 'This route needs a key');

@@ -3,11 +3,12 @@ import type { InvalidationBus } from '../cache/invalidation.js';
 import type { Config } from '../config/config.js';
 import type { SecretBox } from '../crypto/secret-box.js';
 import type { Mailer } from '../modules/email/index.js';
+import type { HostedDeps } from '../modules/hosted/index.js';
 import type { KeyContext, KeyResolver } from '../modules/keys/index.js';
 import type { Metrics } from '../modules/observability/metrics.js';
 import type { RateLimitService } from '../modules/rate-limit/index.js';
-import type { Sessions, SigningKeys } from '../modules/sessions/index.js';
-import type { PasswordHasher, SignInPolicy } from '../modules/users/index.js';
+import type { AccountDeps, Sessions, SigningKeys } from '../modules/sessions/index.js';
+import type { PasswordHasher, SignInDeps, SignInPolicy } from '../modules/users/index.js';
 import type { Database } from '../storage/index.js';
 
 /** Everything a route needs, built once by app.ts. */
@@ -34,4 +35,26 @@ declare module 'fastify' {
     /** The key and tenant, set by the key-authentication step of a protected route. */
     apiKey: KeyContext | undefined;
   }
+}
+
+/** The deps of the account workflows (sign-in, update, sign out everywhere). */
+export function accountDeps(ctx: AppContext): AccountDeps & SignInDeps {
+  return {
+    db: ctx.database.db,
+    bus: ctx.bus,
+    sessions: ctx.sessions,
+    hasher: ctx.hasher,
+    limiter: ctx.limiter,
+    policy: ctx.signInPolicy,
+  };
+}
+
+/** The deps of the hosted-page workflows. */
+export function hostedDeps(ctx: AppContext): HostedDeps {
+  return {
+    ...accountDeps(ctx),
+    keys: ctx.keys,
+    mailer: ctx.mailer,
+    authUrl: ctx.authUrl,
+  };
 }

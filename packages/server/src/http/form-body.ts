@@ -11,3 +11,22 @@ export function parseForm(_request: unknown, body: string | Buffer, done: Done):
   }
   done(null, Object.fromEntries(new URLSearchParams(text)));
 }
+
+/**
+ * A string field of a parsed form or query ('' when absent). With `maxLength` (the
+ * field's rule, in code points, as the API counts them) it keeps one code point more
+ * than the longest valid value: a valid value is never cut, and one that is too long
+ * stays too long for the rule to refuse.
+ */
+export function formField(body: unknown, name: string, maxLength?: number): string {
+  const value = (body as Record<string, unknown> | undefined)?.[name];
+  if (typeof value !== 'string') return '';
+  if (maxLength === undefined || value.length <= maxLength) return value;
+  let kept = '';
+  let count = 0;
+  for (const ch of value) {
+    if (count++ > maxLength) break;
+    kept += ch;
+  }
+  return kept;
+}

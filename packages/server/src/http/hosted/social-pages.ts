@@ -1,5 +1,10 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { buttonPage, hostedQuery, messagePage } from '../../modules/hosted/index.js';
+import {
+  buttonPage,
+  type HostedRequest,
+  hostedQuery,
+  messagePage,
+} from '../../modules/hosted/index.js';
 import {
   authorizationOrigin,
   claimFlow,
@@ -10,9 +15,12 @@ import {
   startFlow,
   userForProfile,
 } from '../../modules/social/index.js';
+import type { User } from '../../modules/users/index.js';
 import type { AppContext } from '../context.js';
-
-import { field, type Kit } from './kit.js';
+import { formField as field } from '../form-body.js';
+import { isSecure } from './cookies.js';
+import { formRoute, PAGE, pageContext, sendPage } from './responses.js';
+import { finishSignIn, resolveHosted } from './setup.js';
 
 /** Only the string fields of a form body (anything else is not an OAuth answer). */
 function stringFields(body: unknown): URLSearchParams {
@@ -24,8 +32,13 @@ function stringFields(body: unknown): URLSearchParams {
 }
 
 /** Social sign-in (reference section 1): the provider buttons lead here, and the answers come back here. */
-export function socialPages(scope: FastifyInstance, ctx: AppContext, kit: Kit) {
-  const { secure, send, page, hosted, finish, get, csrfCheck } = kit;
+export function socialPages(scope: FastifyInstance, ctx: AppContext) {
+  const secure = isSecure(ctx.authUrl);
+  const [send, page, get, csrfCheck] = [sendPage, pageContext, PAGE, formRoute(scope)];
+  const hosted = (request: FastifyRequest, reply: FastifyReply, query?: Record<string, unknown>) =>
+    resolveHosted(ctx, request, reply, query);
+  const finish = (request: FastifyRequest, reply: FastifyReply, h: HostedRequest, user: User) =>
+    finishSignIn(ctx, request, reply, h, user);
 
   // ----- Social sign-in (reference section 1): start, and the provider's answer -----
   const flowDeps = {

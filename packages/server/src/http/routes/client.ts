@@ -1,13 +1,13 @@
-import { createHash } from 'node:crypto';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { type Static, Type } from 'typebox';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import { Type } from 'typebox';
 import { LatchkeyError } from '../../errors/index.js';
 import { redeemCode } from '../../modules/hosted/index.js';
-import type { KeyContext } from '../../modules/keys/index.js';
 import { planWindows } from '../../modules/rate-limit/index.js';
 import { enabledProviders } from '../../modules/social/index.js';
-import { getUser } from '../../modules/users/index.js';
-import type { AppContext } from '../context.js';
+import { requirePublishableKey } from '../auth.js';
+import { sendCacheable } from '../cacheable.js';
+import { type AppContext, hostedDeps } from '../context.js';
 import { problems } from '../schemas.js';
 
 const ConfigResponse = Type.Object({
@@ -42,31 +42,9 @@ const ClientTokens = Type.Object({
 });
 
 /** Browser endpoints: publishable key only, CORS for the tenant's allowed origins. */
-export function clientRoutes(app: FastifyInstance, ctx: AppContext) {
-  async function publishable(request: FastifyRequest): Promise<KeyContext> {
-    const header = request.headers['x-latchkey-publishable-key'];
-    const query = (request.query as Record<string, unknown> | undefined)?.pk;
-    const bearer = /^Bearer +(pk_\S+)$/i.exec(request.headers.authorization ?? '')?.[1];
-    const pk = typeof header === 'string' ? header : typeof query === 'string' ? query : bearer;
-    if (!pk)
-      throw new LatchkeyError(
-        'unauthorized',
-        'Send the publishable key as ?pk= or X-Latchkey-Publishable-Key',
-      );
-    if (!pk.startsWith('pk_'))
-      throw new LatchkeyError(
-        'forbidden',
-        'This endpoint takes a publishable key (pk_…); never send a secret key from a browser',
-      );
-    const found = await ctx.keys.resolve(pk);
-    if (found?.key.kind !== 'publishable')
-      throw new LatchkeyError(
-        'unauthorized',
-        'The publishable key is not valid or has been revoked',
-      );
-    return found;
-  }
-
+export function clientRoutes(server: FastifyInstance, ctx: AppContext) {
+  const app = server.withTypeProvider<TypeBoxTypeProvider>();
+  const deps = hostedDeps(ctx);
   app.get(
     '/public/config',
     {
@@ -78,10 +56,7 @@ export function clientRoutes(app: FastifyInstance, ctx: AppContext) {
       },
     },
     async (request, reply) => {
-      const { tenant } = await publishable(request);
-      const pk =
-        (request.query as { pk?: string }).pk ??
-        (request.headers['x-latchkey-publishable-key'] as string);
+      const { tenant, publishableKey } = await requirePublishableKey(ctx, request);
       const body = {
         tenantId: tenant.id,
         name: tenant.name,
@@ -89,18 +64,11 @@ export function clientRoutes(app: FastifyInstance, ctx: AppContext) {
         branding: tenant.branding,
         providers: await enabledProviders(ctx.database.db, tenant.id),
         passwordEnabled: tenant.passwordEnabled,
-        signInUrl: `${ctx.authUrl}/sign-in?pk=${encodeURIComponent(pk)}`,
+        signInUrl: `${ctx.authUrl}/sign-in?pk=${encodeURIComponent(publishableKey)}`,
       };
-      const json = JSON.stringify(body);
-      const etag = `"${createHash('sha256').update(json).digest('base64url').slice(0, 27)}"`;
-      reply
-        .header('access-control-allow-origin', '*')
-        .header('cache-control', 'public, max-age=60')
-        .header('etag', etag)
-        .header('vary', 'x-latchkey-publishable-key')
-        .header('content-type', 'application/json; charset=utf-8');
-      if (request.headers['if-none-match'] === etag) return reply.code(304).send();
-      return reply.send(json);
+      // The answer depends on the key, wherever it came from.
+      reply.header('vary', 'x-latchkey-publishable-key, authorization');
+      return sendCacheable(request, reply, body, 'public, max-age=60');
     },
   );
 
@@ -132,14 +100,14 @@ export function clientRoutes(app: FastifyInstance, ctx: AppContext) {
       },
     },
     async (request, reply) => {
-      const { tenant } = await publishable(request);
+      const { tenant } = await requirePublishableKey(ctx, request);
       const origin = request.headers.origin;
       if (origin !== undefined && !tenant.allowedOrigins.includes(origin)) {
         throw new LatchkeyError('forbidden', `${origin} is not an allowed origin of this tenant`);
       }
       cors(reply, origin);
       reply.header('cache-control', 'no-store');
-      const body = request.body as Static<typeof TokenBody>;
+      const body = request.body;
       // Browsers share a public key: count them per address, apart from the tenant's
       // secret-key budget, so that nobody holding the pk can use that up.
       const decision = await ctx.limiter.consume(
@@ -157,11 +125,11 @@ export function clientRoutes(app: FastifyInstance, ctx: AppContext) {
       if (body.grant_type === 'authorization_code') {
         if (!body.code || !body.code_verifier)
           throw new LatchkeyError('invalid_request', 'Send code and code_verifier');
-        const tokens = await redeemCode(
-          { db: ctx.database.db, keys: ctx.keys, sessions: ctx.sessions },
-          tenant,
-          { code: body.code, codeVerifier: body.code_verifier, origin },
-        );
+        const tokens = await redeemCode(deps, tenant, {
+          code: body.code,
+          codeVerifier: body.code_verifier,
+          origin,
+        });
         if (!tokens)
           throw new LatchkeyError(
             'invalid_grant',
@@ -170,9 +138,7 @@ export function clientRoutes(app: FastifyInstance, ctx: AppContext) {
         return tokens;
       }
       if (!body.refresh_token) throw new LatchkeyError('invalid_request', 'Send refresh_token');
-      return ctx.sessions.refresh(tenant, body.refresh_token, (id) =>
-        getUser(ctx.database.db, tenant.id, id),
-      );
+      return ctx.sessions.refresh(tenant, body.refresh_token);
     },
   );
 }

@@ -1,7 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../context.js';
-import { createKit } from '../hosted/kit.js';
-import { passwordPages } from '../hosted/password-pages.js';
+import { emailLinkPages } from '../hosted/email-link-pages.js';
+import { setUpHostedScope } from '../hosted/setup.js';
+import { signInPages } from '../hosted/sign-in-pages.js';
+import { signUpPages } from '../hosted/sign-up-page.js';
 import { socialPages } from '../hosted/social-pages.js';
 
 /**
@@ -10,8 +12,10 @@ import { socialPages } from '../hosted/social-pages.js';
  */
 export function hostedPageRoutes(app: FastifyInstance, ctx: AppContext) {
   app.register(async (scope) => {
-    const kit = await createKit(scope, ctx);
-    passwordPages(scope, ctx, kit);
-    socialPages(scope, ctx, kit);
+    await setUpHostedScope(scope, ctx);
+    signInPages(scope, ctx);
+    signUpPages(scope, ctx);
+    emailLinkPages(scope, ctx);
+    socialPages(scope, ctx);
   });
 }

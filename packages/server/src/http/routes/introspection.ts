@@ -1,5 +1,6 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
-import { type Static, Type } from 'typebox';
+import { Type } from 'typebox';
 import { LatchkeyError } from '../../errors/index.js';
 import { introspect } from '../../modules/introspection/index.js';
 import { authOf, rateLimitTenant, requireSecretKey } from '../auth.js';
@@ -38,7 +39,8 @@ const INTROSPECTION_BODY_LIMIT = 2 * 1024 * 1024;
 
 export function introspectionRoutes(app: FastifyInstance, ctx: AppContext) {
   // RFC 7662 section 2.1: the request is form-encoded; the reference sends JSON. Both work.
-  app.register(async (scope) => {
+  app.register(async (plain) => {
+    const scope = plain.withTypeProvider<TypeBoxTypeProvider>();
     scope.addContentTypeParser(
       'application/x-www-form-urlencoded',
       { parseAs: 'string' },
@@ -65,7 +67,7 @@ export function introspectionRoutes(app: FastifyInstance, ctx: AppContext) {
         if (request.validationError) {
           throw new LatchkeyError('invalid_request', 'Send the token to check as {"token": "…"}');
         }
-        const { token } = request.body as Static<typeof Body>;
+        const { token } = request.body;
         const result = await introspect(ctx, authOf(request).tenant, token);
         return reply.header('cache-control', 'no-store').send(result);
       },

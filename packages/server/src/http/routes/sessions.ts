@@ -1,16 +1,18 @@
 import { isIP } from 'node:net';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
-import { type Static, Type } from 'typebox';
-import { getUser, verifyCredentials } from '../../modules/users/index.js';
+import { Type } from 'typebox';
+import { defaults } from '../../config/defaults.js';
+import { signIn } from '../../modules/sessions/index.js';
 import { authOf, rateLimitTenant, requireSecretKey } from '../auth.js';
-import type { AppContext } from '../context.js';
+import { type AppContext, accountDeps } from '../context.js';
 import { problems } from '../schemas.js';
 import { TokenResponse } from './models.js';
 
 const SignInBody = Type.Object(
   {
     email: Type.String({ minLength: 1, maxLength: 320 }),
-    password: Type.String({ minLength: 1, maxLength: 1024 }),
+    password: Type.String({ minLength: 1, maxLength: defaults.password.maxLength }),
   },
   { additionalProperties: false },
 );
@@ -19,7 +21,9 @@ const RefreshBody = Type.Object(
   { additionalProperties: false },
 );
 
-export function sessionRoutes(app: FastifyInstance, ctx: AppContext) {
+export function sessionRoutes(server: FastifyInstance, ctx: AppContext) {
+  const app = server.withTypeProvider<TypeBoxTypeProvider>();
+  const deps = accountDeps(ctx);
   const steps = [requireSecretKey(ctx, 'sessions:write'), rateLimitTenant(ctx)];
 
   app.post(
@@ -38,25 +42,18 @@ export function sessionRoutes(app: FastifyInstance, ctx: AppContext) {
     },
     async (request) => {
       const { tenant } = authOf(request);
-      const body = request.body as Static<typeof SignInBody>;
-      const deps = {
-        db: ctx.database.db,
-        hasher: ctx.hasher,
-        limiter: ctx.limiter,
-        policy: ctx.signInPolicy,
-      };
       // The caller is the customer's server: the end user's address comes only from the
       // caller, in Latchkey-Client-IP. Without it failures are counted per account only,
       // never per the caller's own address (that would lock out a whole tenant).
       const claimed = request.headers['latchkey-client-ip'];
       const clientIp =
         typeof claimed === 'string' && isIP(claimed.trim()) ? claimed.trim() : undefined;
-      const user = await verifyCredentials(deps, tenant, { ...body, ip: clientIp });
-      const tokens = await ctx.sessions.start(tenant, user, {
-        ip: clientIp ?? request.ip,
+      return signIn(deps, tenant, {
+        ...request.body,
+        ip: clientIp,
+        sessionIp: clientIp ?? request.ip,
         userAgent: request.headers['user-agent'],
       });
-      return { ...tokens, user };
     },
   );
 
@@ -74,11 +71,7 @@ export function sessionRoutes(app: FastifyInstance, ctx: AppContext) {
       onRequest: steps,
     },
     async (request) => {
-      const { tenant } = authOf(request);
-      const { refreshToken } = request.body as Static<typeof RefreshBody>;
-      return ctx.sessions.refresh(tenant, refreshToken, (id) =>
-        getUser(ctx.database.db, tenant.id, id),
-      );
+      return ctx.sessions.refresh(authOf(request).tenant, request.body.refreshToken);
     },
   );
 
@@ -96,11 +89,8 @@ export function sessionRoutes(app: FastifyInstance, ctx: AppContext) {
       onRequest: steps,
     },
     async (request, reply) => {
-      const { tenant } = authOf(request);
-      const { refreshToken } = request.body as Static<typeof RefreshBody>;
-      const sessionId = await ctx.sessions.sessionOfRefreshToken(tenant.id, refreshToken);
-      if (sessionId) await ctx.sessions.revoke(tenant.id, { sessionId }, 'signed_out');
-      return reply.code(204).send();
+      await ctx.sessions.signOut(authOf(request).tenant.id, request.body.refreshToken);
+      return reply.code(204).send(null);
     },
   );
 }

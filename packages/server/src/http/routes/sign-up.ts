@@ -1,11 +1,12 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
-import type { Static } from 'typebox';
 import { SignUpBody, SignUpResponse, signUp } from '../../modules/users/index.js';
 import { authOf, rateLimitTenant, requireSecretKey } from '../auth.js';
 import type { AppContext } from '../context.js';
 import { problems } from '../schemas.js';
 
-export function signUpRoutes(app: FastifyInstance, ctx: AppContext) {
+export function signUpRoutes(server: FastifyInstance, ctx: AppContext) {
+  const app = server.withTypeProvider<TypeBoxTypeProvider>();
   app.post(
     '/v1/auth/sign-up',
     {
@@ -25,7 +26,7 @@ export function signUpRoutes(app: FastifyInstance, ctx: AppContext) {
       const { tenant } = authOf(request);
       try {
         const deps = { db: ctx.database.db, hasher: ctx.hasher };
-        const user = await signUp(deps, tenant, request.body as Static<typeof SignUpBody>);
+        const user = await signUp(deps, tenant, request.body);
         ctx.metrics.signUps.inc({ outcome: 'created' });
         return reply.code(201).send(user);
       } catch (error) {

@@ -1,9 +1,10 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
-import { type Static, Type } from 'typebox';
-import { endUserBrowserSessions } from '../../modules/hosted/index.js';
-import { deleteUser, getUser, listUsers, updateUser } from '../../modules/users/index.js';
+import { Type } from 'typebox';
+import { signOutEverywhere, updateUser } from '../../modules/sessions/index.js';
+import { deleteUser, getUser, listUsers } from '../../modules/users/index.js';
 import { authOf, rateLimitTenant, requireSecretKey } from '../auth.js';
-import type { AppContext } from '../context.js';
+import { type AppContext, accountDeps } from '../context.js';
 import { problems } from '../schemas.js';
 import { sessionRef, UserParams, userRef } from './models.js';
 
@@ -44,8 +45,10 @@ const UpdateBody = Type.Object(
 
 const SessionParams = Type.Object({ sessionId: Type.String({ maxLength: 64 }) });
 
-export function userRoutes(app: FastifyInstance, ctx: AppContext) {
+export function userRoutes(server: FastifyInstance, ctx: AppContext) {
+  const app = server.withTypeProvider<TypeBoxTypeProvider>();
   const db = ctx.database.db;
+  const deps = accountDeps(ctx);
   const read = [requireSecretKey(ctx, 'users:read'), rateLimitTenant(ctx)];
   const write = [requireSecretKey(ctx, 'users:write'), rateLimitTenant(ctx)];
   const sessionsWrite = [requireSecretKey(ctx, 'sessions:write'), rateLimitTenant(ctx)];
@@ -71,7 +74,7 @@ export function userRoutes(app: FastifyInstance, ctx: AppContext) {
       onRequest: read,
     },
     async (request) => {
-      const q = request.query as Static<typeof ListQuery>;
+      const q = request.query;
       return listUsers(db, authOf(request).tenant.id, {
         email: q.email,
         cursor: q.cursor,
@@ -92,8 +95,7 @@ export function userRoutes(app: FastifyInstance, ctx: AppContext) {
       },
       onRequest: read,
     },
-    async (request) =>
-      getUser(db, authOf(request).tenant.id, (request.params as Static<typeof UserParams>).userId),
+    async (request) => getUser(db, authOf(request).tenant.id, request.params.userId),
   );
 
   app.patch(
@@ -109,19 +111,8 @@ export function userRoutes(app: FastifyInstance, ctx: AppContext) {
       },
       onRequest: write,
     },
-    async (request) => {
-      const tenantId = authOf(request).tenant.id;
-      const { userId } = request.params as Static<typeof UserParams>;
-      const { user, disabledNow } = await updateUser(
-        db,
-        tenantId,
-        userId,
-        request.body as Static<typeof UpdateBody>,
-      );
-      if (disabledNow) await ctx.sessions.revoke(tenantId, { userId }, 'user_disabled');
-      await ctx.bus.publish(`user:${userId}`);
-      return user;
-    },
+    async (request) =>
+      updateUser(deps, authOf(request).tenant.id, request.params.userId, request.body),
   );
 
   app.delete(
@@ -137,11 +128,8 @@ export function userRoutes(app: FastifyInstance, ctx: AppContext) {
       onRequest: write,
     },
     async (request, reply) => {
-      const tenantId = authOf(request).tenant.id;
-      const { userId } = request.params as Static<typeof UserParams>;
-      await deleteUser(db, tenantId, userId);
-      await ctx.bus.publish(`user:${userId}`);
-      return reply.code(204).send();
+      await deleteUser(deps, authOf(request).tenant.id, request.params.userId);
+      return reply.code(204).send(null);
     },
   );
 
@@ -162,7 +150,7 @@ export function userRoutes(app: FastifyInstance, ctx: AppContext) {
     },
     async (request) => {
       const tenantId = authOf(request).tenant.id;
-      const { userId } = request.params as Static<typeof UserParams>;
+      const { userId } = request.params;
       await getUser(db, tenantId, userId);
       return { data: await ctx.sessions.list(tenantId, userId) };
     },
@@ -181,12 +169,8 @@ export function userRoutes(app: FastifyInstance, ctx: AppContext) {
       onRequest: sessionsWrite,
     },
     async (request, reply) => {
-      const tenantId = authOf(request).tenant.id;
-      const { userId } = request.params as Static<typeof UserParams>;
-      await getUser(db, tenantId, userId);
-      await ctx.sessions.revoke(tenantId, { userId }, 'revoked');
-      await endUserBrowserSessions(ctx.database.db, tenantId, userId);
-      return reply.code(204).send();
+      await signOutEverywhere(deps, authOf(request).tenant.id, request.params.userId);
+      return reply.code(204).send(null);
     },
   );
 
@@ -203,11 +187,8 @@ export function userRoutes(app: FastifyInstance, ctx: AppContext) {
       onRequest: sessionsWrite,
     },
     async (request, reply) => {
-      const tenantId = authOf(request).tenant.id;
-      const { sessionId } = request.params as Static<typeof SessionParams>;
-      await ctx.sessions.get(tenantId, sessionId);
-      await ctx.sessions.revoke(tenantId, { sessionId }, 'revoked');
-      return reply.code(204).send();
+      await ctx.sessions.revokeSession(authOf(request).tenant.id, request.params.sessionId);
+      return reply.code(204).send(null);
     },
   );
 }

@@ -1,21 +1,27 @@
+export type { HostedDeps } from './deps.js';
 export {
-  BROWSER_SESSION_MS,
-  browserSessionUser,
+  completePasswordReset,
+  type LinkOutcome,
+  openEmailLink,
+  requestPasswordReset,
+  resendVerification,
+  verifyEmail,
+} from './email-links.service.js';
+export {
   checkHostedRequest,
-  completeSignIn,
-  createEmailToken,
-  endBrowserSession,
-  endUserBrowserSessions,
-  type HostedDeps,
   type HostedRequest,
   hostedQuery,
-  peekEmailToken,
   Refusal,
+} from './hosted-request.js';
+export {
+  type BrowserMeta,
+  type BrowserSignIn,
+  type BrowserSignUp,
   redeemCode,
-  startBrowserSession,
-  useEmailToken,
-  voidEmailTokens,
-} from './hosted.service.js';
+  signInBrowser,
+  signInWithPassword,
+  signUpInBrowser,
+} from './sign-in.service.js';
 export {
   buttonPage,
   forgotPage,

@@ -1,6 +1,19 @@
 export {
+  type AccountDeps,
+  type SignInInput,
+  signIn,
+  signOutEverywhere,
+  updateUser,
+} from './account.service.js';
+export {
+  browserSessionUser,
+  endBrowserSession,
+  endUserBrowserSessions,
+  startBrowserSession,
+} from './browser-sessions.js';
+export {
   issuerOf,
-  SESSION_LIFETIME_MS,
+  type OpenedSession,
   type Session,
   Sessions,
   type SessionsDeps,

@@ -3,10 +3,11 @@ import { SignJWT } from 'jose';
 import type { Kysely } from 'kysely';
 import type { InvalidationBus } from '../../cache/invalidation.js';
 import { TtlCache } from '../../cache/ttl-cache.js';
+import { defaults } from '../../config/defaults.js';
 import { LatchkeyError } from '../../errors/index.js';
-import type { Schema, SessionRow } from '../../storage/index.js';
+import { isUuid, type Schema, type SessionRow, type Tx, transact } from '../../storage/index.js';
 import type { Tenant } from '../tenants/index.js';
-import type { User } from '../users/index.js';
+import { getUser, type User } from '../users/index.js';
 import {
   findRefreshToken,
   findSession,
@@ -20,8 +21,6 @@ import {
 } from './sessions.repository.js';
 import { SIGNING_ALG, type SigningKeys } from './signing-keys.service.js';
 
-/** A session (and so its refresh tokens) lives at most this long, whatever its use. */
-export const SESSION_LIFETIME_MS = 30 * 24 * 60 * 60_000;
 /** The `scope` claim of user access tokens. */
 export const USER_TOKEN_SCOPE = 'openid email profile';
 
@@ -31,6 +30,13 @@ export interface TokenSet {
   expiresIn: number;
   refreshToken: string;
   sessionId: string;
+}
+
+/** A session written by a transaction whose access token is not signed yet. */
+export interface OpenedSession {
+  sessionId: string;
+  refreshToken: string;
+  user: User;
 }
 
 export interface Session {
@@ -66,7 +72,6 @@ export function issuerOf(authUrl: string, tenantId: string): string {
   return `${authUrl}/t/${tenantId}`;
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const hashToken = (token: string) => createHash('sha256').update(token).digest('hex');
 
 function toSession(row: SessionRow): Session {
@@ -91,7 +96,7 @@ function invalidGrant(detail: string): LatchkeyError {
 export class Sessions {
   readonly #deps: SessionsDeps;
   /** sid -> state, only while the invalidation bus is live. */
-  readonly #states = new TtlCache<SessionState>(60_000);
+  readonly #states = new TtlCache<SessionState>(defaults.sessions.stateCacheMs);
 
   constructor(deps: SessionsDeps) {
     this.#deps = deps;
@@ -122,9 +127,14 @@ export class Sessions {
       .sign(key);
   }
 
-  async #newRefreshToken(tenantId: string, sessionId: string, expiresAt: number): Promise<string> {
+  async #newRefreshToken(
+    db: Kysely<Schema>,
+    tenantId: string,
+    sessionId: string,
+    expiresAt: number,
+  ): Promise<string> {
     const token = `lkr_${randomBytes(32).toString('base64url')}`;
-    await insertRefreshToken(this.#deps.db, {
+    await insertRefreshToken(db, {
       hash: hashToken(token),
       session_id: sessionId,
       tenant_id: tenantId,
@@ -135,12 +145,16 @@ export class Sessions {
     return token;
   }
 
-  /** Starts a session for a user who just proved who they are. */
-  async start(
+  /**
+   * Writes a new session and its first refresh token within a workflow's transaction.
+   * The access token is signed by `tokens` once the transaction has committed.
+   */
+  async openIn(
+    tx: Tx,
     tenant: Tenant,
     user: User,
-    meta: { ip?: string; userAgent?: string } = {},
-  ): Promise<TokenSet> {
+    meta: { ip?: string | undefined; userAgent?: string | undefined } = {},
+  ): Promise<OpenedSession> {
     const now = Date.now();
     const row: SessionRow = {
       id: randomUUID(),
@@ -148,19 +162,35 @@ export class Sessions {
       user_id: user.id,
       created_at: now,
       last_used_at: now,
-      expires_at: now + SESSION_LIFETIME_MS,
+      expires_at: now + defaults.sessions.lifetimeMs,
       revoked_at: null,
       revoked_reason: null,
       ip: meta.ip ?? null,
-      user_agent: meta.userAgent?.slice(0, 512) ?? null,
+      user_agent: meta.userAgent?.slice(0, defaults.sessions.userAgentMaxLength) ?? null,
     };
-    await insertSession(this.#deps.db, row);
+    await insertSession(tx.db, row);
+    const refreshToken = await this.#newRefreshToken(tx.db, tenant.id, row.id, row.expires_at);
+    return { sessionId: row.id, refreshToken, user };
+  }
+
+  /** New tokens for a live session within a transaction (a redeemed sign-in code). */
+  async continueIn(tx: Tx, tenant: Tenant, sessionId: string): Promise<OpenedSession | undefined> {
+    const row = await findSession(tx.db, tenant.id, sessionId);
+    if (!row || row.revoked_at !== null || row.expires_at <= Date.now()) return undefined;
+    const user = await getUser(tx.db, tenant.id, row.user_id);
+    if (user.disabled) return undefined;
+    const refreshToken = await this.#newRefreshToken(tx.db, tenant.id, row.id, row.expires_at);
+    return { sessionId: row.id, refreshToken, user };
+  }
+
+  /** Signs the access token of a session a committed transaction opened or continued. */
+  async tokens(tenant: Tenant, opened: OpenedSession): Promise<TokenSet> {
     return {
-      accessToken: await this.#accessToken(tenant, user, row.id),
+      accessToken: await this.#accessToken(tenant, opened.user, opened.sessionId),
       tokenType: 'Bearer',
       expiresIn: tenant.accessTokenTtl,
-      refreshToken: await this.#newRefreshToken(tenant.id, row.id, row.expires_at),
-      sessionId: row.id,
+      refreshToken: opened.refreshToken,
+      sessionId: opened.sessionId,
     };
   }
 
@@ -168,66 +198,50 @@ export class Sessions {
    * Rotates a refresh token (RFC 9700 section 4.14.2): each one works once; presenting a
    * used one again means it was copied, so the whole session is revoked.
    */
-  async refresh(
-    tenant: Tenant,
-    refreshToken: string,
-    loadUser: (id: string) => Promise<User>,
-  ): Promise<TokenSet & { user: User }> {
+  async refresh(tenant: Tenant, refreshToken: string): Promise<TokenSet & { user: User }> {
     const hash = hashToken(refreshToken);
-    const found = await findRefreshToken(this.#deps.db, tenant.id, hash);
-    if (!found) throw invalidGrant('The refresh token is not valid');
-    const now = Date.now();
-    if (found.used_at !== null || !(await markRefreshTokenUsed(this.#deps.db, hash, now))) {
-      await this.revoke(tenant.id, { sessionId: found.session_id }, 'refresh_token_reused');
-      throw invalidGrant('The refresh token was already used; the session has been revoked');
-    }
-    // Read again after claiming the token: a revocation may have landed in between.
-    const current = await findSessionState(this.#deps.db, tenant.id, found.session_id);
-    if (found.revoked_at !== null || !current || current.revoked_at !== null) {
-      throw invalidGrant('The session has been revoked');
-    }
-    if (found.session_expires_at <= now || found.expires_at <= now)
-      throw invalidGrant('The session has expired');
-    if (found.disabled_at !== null || current.disabled_at !== null)
-      throw invalidGrant('The user is disabled');
-    const user = await loadUser(found.user_id);
-    await touchSession(this.#deps.db, found.session_id, now);
-    return {
-      accessToken: await this.#accessToken(tenant, user, found.session_id),
-      tokenType: 'Bearer',
-      expiresIn: tenant.accessTokenTtl,
-      refreshToken: await this.#newRefreshToken(
+    // A refusal is returned, not thrown, so that the reuse revocation commits.
+    const outcome = await transact(this.#deps.db, this.#deps.bus, async (tx) => {
+      const found = await findRefreshToken(tx.db, tenant.id, hash);
+      if (!found) return 'The refresh token is not valid';
+      const now = Date.now();
+      if (found.used_at !== null || !(await markRefreshTokenUsed(tx.db, hash, now))) {
+        await this.revokeIn(tx, tenant.id, { sessionId: found.session_id }, 'refresh_token_reused');
+        return 'The refresh token was already used; the session has been revoked';
+      }
+      // Read again after claiming the token: a revocation may have landed in between.
+      const current = await findSessionState(tx.db, tenant.id, found.session_id);
+      if (found.revoked_at !== null || !current || current.revoked_at !== null)
+        return 'The session has been revoked';
+      if (found.session_expires_at <= now || found.expires_at <= now)
+        return 'The session has expired';
+      if (found.disabled_at !== null || current.disabled_at !== null) return 'The user is disabled';
+      const user = await getUser(tx.db, tenant.id, found.user_id);
+      await touchSession(tx.db, found.session_id, now);
+      const next = await this.#newRefreshToken(
+        tx.db,
         tenant.id,
         found.session_id,
         found.session_expires_at,
-      ),
-      sessionId: found.session_id,
-      user,
-    };
+      );
+      return { sessionId: found.session_id, refreshToken: next, user };
+    });
+    if (typeof outcome === 'string') throw invalidGrant(outcome);
+    return { ...(await this.tokens(tenant, outcome)), user: outcome.user };
   }
 
-  /** New tokens for a live session (a redeemed sign-in code); undefined if it ended. */
-  async issueFor(
-    tenant: Tenant,
-    sessionId: string,
-    loadUser: (id: string) => Promise<User>,
-  ): Promise<TokenSet | undefined> {
-    const row = await findSession(this.#deps.db, tenant.id, sessionId);
-    if (!row || row.revoked_at !== null || row.expires_at <= Date.now()) return undefined;
-    const user = await loadUser(row.user_id);
-    if (user.disabled) return undefined;
-    return {
-      accessToken: await this.#accessToken(tenant, user, row.id),
-      tokenType: 'Bearer',
-      expiresIn: tenant.accessTokenTtl,
-      refreshToken: await this.#newRefreshToken(tenant.id, row.id, row.expires_at),
-      sessionId: row.id,
-    };
+  /** Ends the session of a refresh token; nothing happens for an unknown one (RFC 7009 section 2.2). */
+  async signOut(tenantId: string, refreshToken: string): Promise<void> {
+    await transact(this.#deps.db, this.#deps.bus, async (tx) => {
+      const found = await findRefreshToken(tx.db, tenantId, hashToken(refreshToken));
+      if (found) await this.revokeIn(tx, tenantId, { sessionId: found.session_id }, 'signed_out');
+    });
   }
 
-  /** The session of a refresh token (for sign-out), or undefined. */
-  async sessionOfRefreshToken(tenantId: string, refreshToken: string): Promise<string | undefined> {
-    return (await findRefreshToken(this.#deps.db, tenantId, hashToken(refreshToken)))?.session_id;
+  /** Revokes one session; not_found when the tenant has no such session. */
+  async revokeSession(tenantId: string, sessionId: string): Promise<void> {
+    await this.get(tenantId, sessionId);
+    await this.revoke(tenantId, { sessionId }, 'revoked');
   }
 
   async revoke(
@@ -235,13 +249,25 @@ export class Sessions {
     filter: { sessionId?: string; userId?: string },
     reason: string,
   ): Promise<string[]> {
-    const ids = await revokeSessionRows(this.#deps.db, tenantId, filter, Date.now(), reason);
-    await Promise.all(ids.map((id) => this.#deps.bus.publish(`session:${id}`)));
+    return transact(this.#deps.db, this.#deps.bus, (tx) =>
+      this.revokeIn(tx, tenantId, filter, reason),
+    );
+  }
+
+  /** Revokes sessions within a workflow's transaction; their caches drop after the commit. */
+  async revokeIn(
+    tx: Tx,
+    tenantId: string,
+    filter: { sessionId?: string; userId?: string },
+    reason: string,
+  ): Promise<string[]> {
+    const ids = await revokeSessionRows(tx.db, tenantId, filter, Date.now(), reason);
+    for (const id of ids) tx.invalidate(`session:${id}`);
     return ids;
   }
 
   async get(tenantId: string, sessionId: string): Promise<Session> {
-    const row = UUID.test(sessionId)
+    const row = isUuid(sessionId)
       ? await findSession(this.#deps.db, tenantId, sessionId)
       : undefined;
     if (!row) throw new LatchkeyError('not_found', `No session ${sessionId}`);

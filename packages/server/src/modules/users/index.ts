@@ -2,6 +2,7 @@ export { emailKey, isValidEmail } from './email.js';
 export { codePointLength, createPasswordHasher, type PasswordHasher } from './password.js';
 export { type SignInDeps, type SignInPolicy, verifyCredentials } from './sign-in.service.js';
 export {
+  applyUserUpdate,
   deleteUser,
   findUserByEmail,
   getUser,
@@ -12,15 +13,15 @@ export {
   toUser,
   type UpdateUserInput,
   type User,
-  updateUser,
   userHasPassword,
 } from './users.admin.js';
 export { SignUpBody, SignUpResponse } from './users.schemas.js';
 export {
   checkPassword,
   checkSignUp,
-  createUser,
   createUserWithoutPassword,
+  insertNewUser,
+  preparePasswordUser,
   type SignUpInput,
   type SignUpResult,
   signUp,

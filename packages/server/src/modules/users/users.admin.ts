@@ -1,6 +1,12 @@
 import type { Kysely } from 'kysely';
 import { type FieldError, LatchkeyError, validationFailed } from '../../errors/index.js';
-import type { Schema, UserRow } from '../../storage/index.js';
+import {
+  isUuid,
+  type Publisher,
+  type Schema,
+  transact,
+  type UserRow,
+} from '../../storage/index.js';
 import { emailKey } from './email.js';
 import { checkMetadata, checkName } from './profile-rules.js';
 import {
@@ -38,10 +44,8 @@ export function toUser(row: UserRow): User {
   };
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-
 export async function getUser(db: Kysely<Schema>, tenantId: string, id: string): Promise<User> {
-  const row = UUID.test(id) ? await findUserById(db, tenantId, id) : undefined;
+  const row = isUuid(id) ? await findUserById(db, tenantId, id) : undefined;
   if (!row) throw new LatchkeyError('not_found', `No user ${id}`);
   return toUser(row);
 }
@@ -58,12 +62,7 @@ function decodeCursor(cursor: string): { createdAt: number; id: string } {
       number,
       string,
     ];
-    if (
-      Number.isSafeInteger(createdAt) &&
-      createdAt >= 0 &&
-      typeof id === 'string' &&
-      UUID.test(id)
-    ) {
+    if (Number.isSafeInteger(createdAt) && createdAt >= 0 && typeof id === 'string' && isUuid(id)) {
       return { createdAt, id };
     }
   } catch {}
@@ -102,7 +101,11 @@ export interface UpdateUserInput {
 
 const ROLE = /^[A-Za-z0-9_.:-]{1,64}$/;
 
-export async function updateUser(
+/**
+ * Checks and writes a change to a user, within the caller's transaction (the workflow
+ * `updateUser` of the sessions module also revokes sessions when it disables).
+ */
+export async function applyUserUpdate(
   db: Kysely<Schema>,
   tenantId: string,
   id: string,
@@ -140,10 +143,18 @@ export async function updateUser(
   };
 }
 
-export async function deleteUser(db: Kysely<Schema>, tenantId: string, id: string): Promise<void> {
-  if (!UUID.test(id) || !(await deleteUserRow(db, tenantId, id))) {
-    throw new LatchkeyError('not_found', `No user ${id}`);
-  }
+/** Deletes a user; the database deletes their sessions, identities and links with them. */
+export async function deleteUser(
+  deps: { db: Kysely<Schema>; bus: Publisher },
+  tenantId: string,
+  id: string,
+): Promise<void> {
+  await transact(deps.db, deps.bus, async (tx) => {
+    if (!isUuid(id) || !(await deleteUserRow(tx.db, tenantId, id))) {
+      throw new LatchkeyError('not_found', `No user ${id}`);
+    }
+    tx.invalidate(`user:${id}`);
+  });
 }
 
 export async function markEmailVerified(

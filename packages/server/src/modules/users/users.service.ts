@@ -77,20 +77,31 @@ function emailTaken(): LatchkeyError {
   return new LatchkeyError('email_taken', 'An account with this e-mail address already exists');
 }
 
+/** Sign-up over the API: one insert, so one statement is the whole transaction. */
 export async function signUp(
   deps: UsersDeps,
   tenant: Tenant,
   input: SignUpInput,
 ): Promise<SignUpResult> {
-  return (await createUser(deps, tenant, input)).result;
+  const row = await preparePasswordUser(deps, tenant, input);
+  await insertNewUser(deps.db, row);
+  return {
+    userId: row.id,
+    email: row.email,
+    createdAt: new Date(row.created_at).toISOString(),
+    verificationRequired: tenant.requireEmailVerification,
+  };
 }
 
-/** Sign-up, also returning the new user (for the hosted pages). */
-export async function createUser(
+/**
+ * Checks a sign-up and hashes its password, before any transaction opens (argon2 is
+ * slow and must hold no lock); `insertNewUser` then writes the row.
+ */
+export async function preparePasswordUser(
   deps: UsersDeps,
   tenant: Tenant,
   input: SignUpInput,
-): Promise<{ result: SignUpResult; user: User }> {
+): Promise<UserRow> {
   const errors = checkSignUp(input);
   if (errors.length) throw validationFailed(errors);
   const email = input.email.trim();
@@ -100,7 +111,7 @@ export async function createUser(
   if (await findUserByEmailKey(deps.db, tenant.id, key)) throw emailTaken();
   const passwordHash = await deps.hasher.hash(input.password);
   const now = Date.now();
-  const row: UserRow = {
+  return {
     id: randomUUID(),
     tenant_id: tenant.id,
     email,
@@ -114,21 +125,17 @@ export async function createUser(
     created_at: now,
     updated_at: now,
   };
+}
+
+/** Writes a new user; email_taken when the address is registered already. */
+export async function insertNewUser(db: Kysely<Schema>, row: UserRow): Promise<User> {
   try {
-    await insertUser(deps.db, row);
+    await insertUser(db, row);
   } catch (error) {
     if (isUniqueViolation(error)) throw emailTaken();
     throw error;
   }
-  return {
-    result: {
-      userId: row.id,
-      email,
-      createdAt: new Date(now).toISOString(),
-      verificationRequired: tenant.requireEmailVerification,
-    },
-    user: toUser(row),
-  };
+  return toUser(row);
 }
 
 /** A user who signs in with a provider only (no password). */
@@ -159,11 +166,5 @@ export async function createUserWithoutPassword(
     created_at: now,
     updated_at: now,
   };
-  try {
-    await insertUser(db, row);
-  } catch (error) {
-    if (isUniqueViolation(error)) throw emailTaken();
-    throw error;
-  }
-  return toUser(row);
+  return insertNewUser(db, row);
 }

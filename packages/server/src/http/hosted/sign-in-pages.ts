@@ -1,0 +1,164 @@
+import type { FastifyInstance } from 'fastify';
+import { defaults } from '../../config/defaults.js';
+import { LatchkeyError } from '../../errors/index.js';
+import {
+  buttonPage,
+  hostedQuery,
+  messagePage,
+  resendVerification,
+  signInPage,
+  signInWithPassword,
+} from '../../modules/hosted/index.js';
+import { browserSessionUser, endBrowserSession } from '../../modules/sessions/index.js';
+import { enabledProviders } from '../../modules/social/index.js';
+import { type AppContext, hostedDeps } from '../context.js';
+import { formField } from '../form-body.js';
+import { clearBrowserCookie } from './cookies.js';
+import { formRoute, PAGE, pageContext, passwordOff, seeOther, sendPage } from './responses.js';
+import { currentBrowserCookie, finishSignIn, redirectSignedIn, resolveHosted } from './setup.js';
+
+/** Sign-in (a returning browser goes straight back) and sign-out. */
+export function signInPages(scope: FastifyInstance, ctx: AppContext) {
+  const db = ctx.database.db;
+  const deps = hostedDeps(ctx);
+
+  scope.get('/sign-in', PAGE, async (request, reply) => {
+    const h = await resolveHosted(ctx, request, reply);
+    if (!h) return reply;
+    const cookieValue = currentBrowserCookie(ctx, request, h);
+    const returning = cookieValue
+      ? await browserSessionUser(db, h.tenant.id, cookieValue)
+      : undefined;
+    // A user whose hosted session lives goes straight back, with fresh tokens.
+    if (returning && (request.query as { prompt?: string }).prompt !== 'login') {
+      // A plain request goes straight back. One that asks for a PKCE code (which yields a
+      // long-lived refresh token) takes one click, so a crafted link cannot mint a code
+      // without the user.
+      if (!h.codeChallenge) return finishSignIn(ctx, request, reply, h, returning);
+      return sendPage(
+        reply,
+        200,
+        buttonPage({
+          ctx: pageContext(request),
+          title: 'Continue',
+          message: `You are signed in as ${returning.email}.`,
+          action: `/sign-in/continue?${hostedQuery(h)}`,
+          csrf: reply.generateCsrf(),
+          button: `Continue as ${returning.email}`,
+          link: { href: `/sign-in?${hostedQuery(h)}&prompt=login`, text: 'Use another account' },
+        }),
+        [h.redirectUrl.origin],
+      );
+    }
+    return sendPage(
+      reply,
+      200,
+      signInPage({
+        ctx: pageContext(request),
+        query: hostedQuery(h),
+        csrf: reply.generateCsrf(),
+        providers: await enabledProviders(db, h.tenant.id),
+        passwordEnabled: h.tenant.passwordEnabled,
+      }),
+      [h.redirectUrl.origin],
+    );
+  });
+
+  scope.post('/sign-in/continue', formRoute(scope), async (request, reply) => {
+    const h = await resolveHosted(ctx, request, reply);
+    if (!h) return reply;
+    const cookieValue = currentBrowserCookie(ctx, request, h);
+    const returning = cookieValue
+      ? await browserSessionUser(db, h.tenant.id, cookieValue)
+      : undefined;
+    if (!returning) return seeOther(reply, `/sign-in?${hostedQuery(h)}`);
+    return finishSignIn(ctx, request, reply, h, returning);
+  });
+
+  scope.post('/sign-in', formRoute(scope), async (request, reply) => {
+    const h = await resolveHosted(ctx, request, reply);
+    if (!h) return reply;
+    if (!h.tenant.passwordEnabled) return passwordOff(request, reply);
+    const email = formField(request.body, 'email', defaults.email.maxLength);
+    const password = formField(request.body, 'password', defaults.password.maxLength);
+    const again = async (status: number, message: string, invalid?: 'email' | 'password') =>
+      sendPage(
+        reply,
+        status,
+        signInPage({
+          ctx: pageContext(request),
+          query: hostedQuery(h),
+          csrf: reply.generateCsrf(),
+          providers: await enabledProviders(db, h.tenant.id),
+          passwordEnabled: h.tenant.passwordEnabled,
+          email,
+          alert: { kind: 'error', message },
+          invalid,
+        }),
+        [h.redirectUrl.origin],
+      );
+    if (!email || !password)
+      return again(
+        422,
+        'Enter your e-mail address and your password.',
+        email ? 'password' : 'email',
+      );
+    try {
+      const signedIn = await signInWithPassword(deps, h, {
+        email,
+        password,
+        ip: request.ip,
+        previousCookie: currentBrowserCookie(ctx, request, h),
+      });
+      return redirectSignedIn(ctx, reply, h, signedIn);
+    } catch (error) {
+      if (!(error instanceof LatchkeyError)) throw error;
+      if (error.code === 'invalid_credentials')
+        return again(401, 'The e-mail address or the password is wrong.', 'password');
+      if (error.code === 'rate_limited') return again(429, `Too many attempts. ${error.message}.`);
+      if (error.code === 'email_not_verified') {
+        const sent = await resendVerification(deps, h, email, request.ip);
+        return sendPage(
+          reply,
+          403,
+          messagePage(
+            pageContext(request),
+            'Check your inbox',
+            sent
+              ? `Verify your e-mail address first: we sent a new link to ${email}.`
+              : `Verify your e-mail address first, with the link we sent to ${email}.`,
+          ),
+        );
+      }
+      return again(403, 'This account is disabled.');
+    }
+  });
+
+  // GET only asks (a link or an image cannot sign anyone out); the POST carries CSRF.
+  scope.get('/sign-out', PAGE, async (request, reply) => {
+    const h = await resolveHosted(ctx, request, reply);
+    if (!h) return reply;
+    return sendPage(
+      reply,
+      200,
+      buttonPage({
+        ctx: pageContext(request),
+        title: 'Sign out',
+        message: `Sign out of ${h.tenant.name} on this browser?`,
+        action: `/sign-out?${hostedQuery(h)}`,
+        csrf: reply.generateCsrf(),
+        button: 'Sign out',
+      }),
+      [h.redirectUrl.origin],
+    );
+  });
+
+  scope.post('/sign-out', formRoute(scope), async (request, reply) => {
+    const h = await resolveHosted(ctx, request, reply);
+    if (!h) return reply;
+    const value = currentBrowserCookie(ctx, request, h);
+    if (value) await endBrowserSession(db, value);
+    clearBrowserCookie(reply, ctx.authUrl, h.tenant.id);
+    return seeOther(reply, h.redirectUrl.href);
+  });
+}

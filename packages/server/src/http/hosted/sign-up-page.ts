@@ -1,0 +1,88 @@
+import type { FastifyInstance } from 'fastify';
+import { defaults } from '../../config/defaults.js';
+import { LatchkeyError } from '../../errors/index.js';
+import {
+  hostedQuery,
+  messagePage,
+  signUpInBrowser,
+  signUpPage,
+} from '../../modules/hosted/index.js';
+import { type AppContext, hostedDeps } from '../context.js';
+import { formField } from '../form-body.js';
+import { errorPage, formRoute, PAGE, pageContext, passwordOff, sendPage } from './responses.js';
+import { currentBrowserCookie, redirectSignedIn, resolveHosted } from './setup.js';
+
+/** Sign-up with e-mail and password, under the same rules as the API's sign-up. */
+export function signUpPages(scope: FastifyInstance, ctx: AppContext) {
+  const deps = hostedDeps(ctx);
+
+  scope.get('/sign-up', PAGE, async (request, reply) => {
+    const h = await resolveHosted(ctx, request, reply);
+    if (!h) return reply;
+    if (!h.tenant.passwordEnabled) return passwordOff(request, reply);
+    return sendPage(
+      reply,
+      200,
+      signUpPage({ ctx: pageContext(request), query: hostedQuery(h), csrf: reply.generateCsrf() }),
+      [h.redirectUrl.origin],
+    );
+  });
+
+  scope.post('/sign-up', formRoute(scope), async (request, reply) => {
+    const h = await resolveHosted(ctx, request, reply);
+    if (!h) return reply;
+    if (!h.tenant.passwordEnabled) return passwordOff(request, reply);
+    const email = formField(request.body, 'email', defaults.email.maxLength);
+    const password = formField(request.body, 'password', defaults.password.maxLength);
+    try {
+      const done = await signUpInBrowser(deps, h, {
+        email,
+        password,
+        ip: request.ip,
+        previousCookie: currentBrowserCookie(ctx, request, h),
+      });
+      if (done.signedIn) return redirectSignedIn(ctx, reply, h, done.signedIn);
+      return sendPage(
+        reply,
+        201,
+        messagePage(
+          pageContext(request),
+          'Check your inbox',
+          `We sent a link to ${done.user.email}. Open it to verify your address, then sign in.`,
+        ),
+      );
+    } catch (error) {
+      if (!(error instanceof LatchkeyError)) throw error;
+      if (error.code === 'rate_limited')
+        return errorPage(
+          request,
+          reply,
+          429,
+          'Too many requests',
+          'Too many sign-ups from this address; try again later.',
+        );
+      const taken = error.code === 'email_taken';
+      const details = taken ? [] : (error.errors ?? []).map((x) => x.message);
+      const invalid = error.errors?.some((x) => x.path === '/email') ? 'email' : 'password';
+      return sendPage(
+        reply,
+        taken ? 409 : 422,
+        signUpPage({
+          ctx: pageContext(request),
+          query: hostedQuery(h),
+          csrf: reply.generateCsrf(),
+          email,
+          invalid: taken ? 'email' : invalid,
+          alert: {
+            kind: 'error',
+            message: taken
+              ? 'An account with this e-mail address exists already. Sign in instead.'
+              : 'Please correct the following:',
+            details,
+          },
+        }),
+        [h.redirectUrl.origin],
+      );
+    }
+  });
+}

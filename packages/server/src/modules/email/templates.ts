@@ -1,0 +1,29 @@
+import { defaults } from '../../config/defaults.js';
+
+export type LinkPurpose = 'verify' | 'reset';
+
+const HOUR_MS = 60 * 60_000;
+const lifetime = (ms: number) =>
+  ms === HOUR_MS
+    ? 'one hour'
+    : ms % HOUR_MS === 0
+      ? `${ms / HOUR_MS} hours`
+      : `${ms / 60_000} minutes`;
+
+/** The text of the one-time link mails; the link's lifetime comes from defaults.ts. */
+export function linkMail(
+  purpose: LinkPurpose,
+  appName: string,
+  link: string,
+): { subject: string; text: string } {
+  const valid = `The link works once, for ${lifetime(defaults.hosted.linkLifetimeMs[purpose])}.`;
+  return purpose === 'verify'
+    ? {
+        subject: `Verify your e-mail for ${appName}`,
+        text: `Verify your e-mail address for ${appName}:\n\n${link}\n\n${valid}`,
+      }
+    : {
+        subject: `Reset your ${appName} password`,
+        text: `Someone asked to reset the password of your ${appName} account. To choose a new one:\n\n${link}\n\n${valid} If it was not you, ignore this mail.`,
+      };
+}

@@ -1,0 +1,80 @@
+import { defaults } from '../../config/defaults.js';
+import type { KeyResolver } from '../keys/index.js';
+import { schemeProblem, type Tenant } from '../tenants/index.js';
+
+/** What a caller asked for when it sent the browser to the hosted page. */
+export interface HostedRequest {
+  tenant: Tenant;
+  publishableKey: string;
+  redirectUrl: URL;
+  state: string | undefined;
+  codeChallenge: string | undefined;
+}
+
+export class Refusal extends Error {
+  override name = 'Refusal';
+}
+
+/** Checks pk and redirect_url exactly as DESIGN section 4 says; refusals are pages, never redirects. */
+export async function checkHostedRequest(
+  deps: { keys: KeyResolver },
+  query: Record<string, unknown>,
+): Promise<HostedRequest> {
+  const str = (name: string) =>
+    typeof query[name] === 'string' ? (query[name] as string) : undefined;
+  const pk = str('pk');
+  if (!pk) throw new Refusal('This sign-in link has no publishable key (pk).');
+  const found = await deps.keys.resolvePublishable(pk);
+  if (!found) {
+    throw new Refusal('This sign-in link has an unknown or revoked publishable key.');
+  }
+  const tenant = found.tenant;
+  const raw = str('redirect_url');
+  if (!raw) throw new Refusal('This sign-in link does not say where to return (redirect_url).');
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new Refusal('The return address (redirect_url) must be an absolute URL.');
+  }
+  if (raw.length > defaults.hosted.redirectUrlMaxLength)
+    throw new Refusal('The return address is too long.');
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') {
+    throw new Refusal('The return address must be an https address.');
+  }
+  if (url.username || url.password || raw.includes('#')) {
+    throw new Refusal('The return address may not carry credentials or a fragment.');
+  }
+  if (schemeProblem(url, tenant.environment)) {
+    throw new Refusal(
+      'The return address must use https (http is allowed only for localhost in development).',
+    );
+  }
+  if (!tenant.allowedOrigins.includes(url.origin)) {
+    throw new Refusal(`${url.origin} is not an allowed origin of this application.`);
+  }
+  const state = str('state');
+  if (state !== undefined && state.length > defaults.hosted.stateMaxLength)
+    throw new Refusal('The state parameter is too long.');
+  const codeChallenge = str('code_challenge');
+  if (codeChallenge !== undefined) {
+    if (str('code_challenge_method') !== 'S256' || !/^[A-Za-z0-9_-]{43}$/.test(codeChallenge)) {
+      throw new Refusal('code_challenge must be a base64url SHA-256 (code_challenge_method=S256).');
+    }
+  }
+  return { tenant, publishableKey: pk, redirectUrl: url, state, codeChallenge };
+}
+
+/** The query string that carries a hosted request from page to page. */
+export function hostedQuery(request: HostedRequest): string {
+  const q = new URLSearchParams({
+    pk: request.publishableKey,
+    redirect_url: request.redirectUrl.href,
+  });
+  if (request.state !== undefined) q.set('state', request.state);
+  if (request.codeChallenge !== undefined) {
+    q.set('code_challenge', request.codeChallenge);
+    q.set('code_challenge_method', 'S256');
+  }
+  return q.toString();
+}

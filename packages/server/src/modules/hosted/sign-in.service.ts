@@ -1,0 +1,186 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { defaults } from '../../config/defaults.js';
+import { LatchkeyError } from '../../errors/index.js';
+import { type Tx, transact } from '../../storage/index.js';
+import {
+  endBrowserSession,
+  type OpenedSession,
+  startBrowserSession,
+  type TokenSet,
+} from '../sessions/index.js';
+import type { Tenant } from '../tenants/index.js';
+import {
+  insertNewUser,
+  preparePasswordUser,
+  type User,
+  verifyCredentials,
+} from '../users/index.js';
+import type { HostedDeps } from './deps.js';
+import { withinLimit } from './deps.js';
+import { createEmailToken, mailLink, returnToOf } from './email-links.service.js';
+import type { HostedRequest } from './hosted-request.js';
+
+const sha256 = (value: string) => createHash('sha256').update(value).digest('hex');
+
+/** Where the browser goes next, and the hosted page's new cookie value. */
+export interface BrowserSignIn {
+  location: string;
+  cookie: string;
+}
+
+export interface BrowserMeta {
+  ip: string;
+  /** The browser's current hosted-session cookie, ended when a new one starts. */
+  previousCookie: string | undefined;
+}
+
+interface OpenedBrowser {
+  opened: OpenedSession;
+  cookie: string;
+  code: string | undefined;
+}
+
+/** The writes of a browser sign-in, within the caller's transaction. */
+async function openBrowserIn(
+  deps: HostedDeps,
+  tx: Tx,
+  h: HostedRequest,
+  user: User,
+  meta: BrowserMeta,
+): Promise<OpenedBrowser> {
+  if (meta.previousCookie) await endBrowserSession(tx.db, meta.previousCookie);
+  const cookie = await startBrowserSession(tx.db, h.tenant.id, user.id);
+  const opened = await deps.sessions.openIn(tx, h.tenant, user, { ip: meta.ip });
+  if (h.codeChallenge === undefined) return { opened, cookie, code: undefined };
+  const code = randomBytes(32).toString('base64url');
+  const now = Date.now();
+  await tx.db
+    .insertInto('auth_codes')
+    .values({
+      hash: sha256(code),
+      tenant_id: h.tenant.id,
+      session_id: opened.sessionId,
+      code_challenge: h.codeChallenge,
+      redirect_origin: h.redirectUrl.origin,
+      created_at: now,
+      expires_at: now + defaults.hosted.codeLifetimeMs,
+      used_at: null,
+    })
+    .execute();
+  return { opened, cookie, code };
+}
+
+/** After the commit: the access token, in the fragment (never the query). */
+async function redirectFor(
+  deps: HostedDeps,
+  h: HostedRequest,
+  { opened, cookie, code }: OpenedBrowser,
+): Promise<BrowserSignIn> {
+  const tokens = await deps.sessions.tokens(h.tenant, opened);
+  const fragment = new URLSearchParams({
+    access_token: tokens.accessToken,
+    token_type: 'Bearer',
+    expires_in: String(tokens.expiresIn),
+    tenant_id: h.tenant.id,
+  });
+  if (h.state !== undefined) fragment.set('state', h.state);
+  if (code !== undefined) fragment.set('code', code);
+  return { location: `${h.redirectUrl.href}#${fragment.toString()}`, cookie };
+}
+
+/**
+ * Signs a browser in for a user who just proved who they are, in one transaction: a new
+ * hosted-page session (a fresh cookie: no fixation), an API session, and the PKCE code
+ * when the caller asked for one.
+ */
+export async function signInBrowser(
+  deps: HostedDeps,
+  h: HostedRequest,
+  user: User,
+  meta: BrowserMeta,
+): Promise<BrowserSignIn> {
+  const opened = await transact(deps.db, deps.bus, (tx) => openBrowserIn(deps, tx, h, user, meta));
+  return redirectFor(deps, h, opened);
+}
+
+/** The hosted sign-in form: e-mail and password, then `signInBrowser`. */
+export async function signInWithPassword(
+  deps: HostedDeps,
+  h: HostedRequest,
+  input: { email: string; password: string } & BrowserMeta,
+): Promise<BrowserSignIn> {
+  const user = await verifyCredentials(deps, h.tenant, input);
+  return signInBrowser(deps, h, user, input);
+}
+
+export type BrowserSignUp =
+  | { signedIn: BrowserSignIn; user: User }
+  | { signedIn: undefined; user: User };
+
+/**
+ * The hosted sign-up form, within the per-address sign-up limit (rate_limited past it).
+ * A tenant that needs a verified address gets the user and a mailed link; otherwise the
+ * browser is signed in, the user and sessions written in one transaction.
+ */
+export async function signUpInBrowser(
+  deps: HostedDeps,
+  h: HostedRequest,
+  input: { email: string; password: string } & BrowserMeta,
+): Promise<BrowserSignUp> {
+  if (!(await withinLimit(deps, 'signUp', input.ip)))
+    throw new LatchkeyError('rate_limited', 'Too many sign-ups from this address');
+  const row = await preparePasswordUser(deps, h.tenant, input);
+  const verify = h.tenant.requireEmailVerification;
+  // The user and what follows (a link, or the sessions) are written together.
+  const done = await transact(deps.db, deps.bus, async (tx) => {
+    const user = await insertNewUser(tx.db, row);
+    if (verify) {
+      const token = await createEmailToken(tx.db, h.tenant.id, user.id, 'verify', returnToOf(h));
+      return { user, token, browser: undefined };
+    }
+    return { user, token: undefined, browser: await openBrowserIn(deps, tx, h, user, input) };
+  });
+  if (done.browser) return { signedIn: await redirectFor(deps, h, done.browser), user: done.user };
+  await mailLink(deps, h.tenant, done.user, 'verify', done.token as string);
+  return { signedIn: undefined, user: done.user };
+}
+
+/**
+ * RFC 7636 section 4.6: the code works once, within its lifetime, for the verifier whose
+ * S256 hash was sent, from the origin it was issued to.
+ */
+export async function redeemCode(
+  deps: HostedDeps,
+  tenant: Tenant,
+  input: { code: string; codeVerifier: string; origin: string | undefined },
+): Promise<TokenSet | undefined> {
+  if (!/^[A-Za-z0-9._~-]{43,128}$/.test(input.codeVerifier)) return undefined;
+  const hash = sha256(input.code);
+  const row = await deps.db
+    .selectFrom('auth_codes')
+    .selectAll()
+    .where('hash', '=', hash)
+    .where('tenant_id', '=', tenant.id)
+    .executeTakeFirst();
+  if (!row) return undefined;
+  // Only the browser page the code was sent to may redeem it (its Origin is sent by browsers).
+  if (input.origin !== row.redirect_origin) return undefined;
+  // Checked before the code is claimed, so that a wrong guess cannot burn it for its owner.
+  const challenge = createHash('sha256').update(input.codeVerifier).digest('base64url');
+  if (challenge !== row.code_challenge || row.expires_at <= Date.now()) return undefined;
+  const opened = await transact(deps.db, deps.bus, async (tx) => {
+    const claimed = await tx.db
+      .updateTable('auth_codes')
+      .set({ used_at: Date.now() })
+      .where('hash', '=', hash)
+      .where('used_at', 'is', null)
+      .executeTakeFirst();
+    if (Number(claimed.numUpdatedRows) !== 1) {
+      // RFC 6749 section 4.1.2: a code used twice revokes what it gave.
+      await deps.sessions.revokeIn(tx, tenant.id, { sessionId: row.session_id }, 'code_reused');
+      return undefined;
+    }
+    return deps.sessions.continueIn(tx, tenant, row.session_id);
+  });
+  return opened && deps.sessions.tokens(tenant, opened);
+}

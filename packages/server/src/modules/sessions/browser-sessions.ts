@@ -1,0 +1,73 @@
+import { createHash, randomBytes } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import { defaults } from '../../config/defaults.js';
+import type { Schema } from '../../storage/index.js';
+import { getUser, type User } from '../users/index.js';
+
+/**
+ * The hosted page's own sign-in, kept in a cookie on `{auth_url}`: a returning browser
+ * goes straight back. Only the hash of the cookie value is stored.
+ */
+const sha256 = (value: string) => createHash('sha256').update(value).digest('hex');
+
+/** A new cookie value each time (no fixation). */
+export async function startBrowserSession(
+  db: Kysely<Schema>,
+  tenantId: string,
+  userId: string,
+): Promise<string> {
+  const value = randomBytes(32).toString('base64url');
+  const now = Date.now();
+  await db
+    .insertInto('hosted_sessions')
+    .values({
+      hash: sha256(value),
+      tenant_id: tenantId,
+      user_id: userId,
+      created_at: now,
+      expires_at: now + defaults.hosted.browserSessionMs,
+      revoked_at: null,
+    })
+    .execute();
+  return value;
+}
+
+export async function browserSessionUser(
+  db: Kysely<Schema>,
+  tenantId: string,
+  value: string,
+): Promise<User | undefined> {
+  const row = await db
+    .selectFrom('hosted_sessions')
+    .select(['user_id', 'expires_at', 'revoked_at'])
+    .where('hash', '=', sha256(value))
+    .where('tenant_id', '=', tenantId)
+    .executeTakeFirst();
+  if (!row || row.revoked_at !== null || row.expires_at <= Date.now()) return undefined;
+  const user = await getUser(db, tenantId, row.user_id).catch(() => undefined);
+  return user && !user.disabled ? user : undefined;
+}
+
+/** Signs a user's browsers out of the hosted page (password reset, sign out everywhere). */
+export async function endUserBrowserSessions(
+  db: Kysely<Schema>,
+  tenantId: string,
+  userId: string,
+): Promise<void> {
+  await db
+    .updateTable('hosted_sessions')
+    .set({ revoked_at: Date.now() })
+    .where('tenant_id', '=', tenantId)
+    .where('user_id', '=', userId)
+    .where('revoked_at', 'is', null)
+    .execute();
+}
+
+/** Signs this browser out of the hosted page. */
+export async function endBrowserSession(db: Kysely<Schema>, value: string): Promise<void> {
+  await db
+    .updateTable('hosted_sessions')
+    .set({ revoked_at: Date.now() })
+    .where('hash', '=', sha256(value))
+    .execute();
+}
