@@ -122,7 +122,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       sendProblem(reply, new LatchkeyError('invalid_request', 'The URL is not valid')),
     onProtoPoisoning: 'error',
     onConstructorPoisoning: 'error',
-    return503OnClosing: true,
+    // Our own 503 (below) is a problem document; Fastify's is not.
+    return503OnClosing: false,
     ajv: {
       customOptions: {
         coerceTypes: false,
@@ -213,6 +214,20 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   );
   app.removeContentTypeParser('text/plain');
   registerJsonParser(app);
+  // Shutdown: requests in flight are answered, then the server closes; a request that
+  // arrives meanwhile (on a kept-alive connection) is told to go elsewhere.
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+  app.addHook('onRequest', async (_request, reply) => {
+    if (!closing) return;
+    reply.header('connection', 'close');
+    return sendProblem(
+      reply,
+      new LatchkeyError('service_unavailable', 'The server is shutting down; try again'),
+    );
+  });
   app.addHook('onRequest', async (request) => {
     if (/%00/i.test(request.url))
       throw new LatchkeyError('invalid_request', 'The URL contains a NUL character');
