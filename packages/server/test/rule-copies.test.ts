@@ -84,10 +84,9 @@ for (const dialect of DIALECTS) {
       expect(new URL(fromBearer.signInUrl).searchParams.get('pk')).toBe(a.publishableKey);
 
       // Header and query disagree: the header wins, for the tenant and the link alike.
-      const both = await app.request(
-        `/public/config?pk=${encodeURIComponent(b.publishableKey)}`,
-        { headers: { 'x-latchkey-publishable-key': a.publishableKey } },
-      );
+      const both = await app.request(`/public/config?pk=${encodeURIComponent(b.publishableKey)}`, {
+        headers: { 'x-latchkey-publishable-key': a.publishableKey },
+      });
       const fromBoth = await json(both);
       expect(fromBoth.tenantId).toBe(a.tenant.id);
       expect(new URL(fromBoth.signInUrl).searchParams.get('pk')).toBe(a.publishableKey);

@@ -1,0 +1,210 @@
+/**
+ * Each multi-write workflow runs in one transaction: a write that fails halfway (a real
+ * database trigger raises an error) leaves nothing half-written, on every database.
+ */
+import { sql } from 'kysely';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { hostedDeps } from '../src/http/context.js';
+import { readOutbox } from '../src/modules/email/index.js';
+import {
+  checkHostedRequest,
+  completePasswordReset,
+  requestPasswordReset,
+  signUpInBrowser,
+  verifyEmail,
+} from '../src/modules/hosted/index.js';
+import { startBrowserSession } from '../src/modules/sessions/index.js';
+import { findUserByEmail, getUser } from '../src/modules/users/index.js';
+import type { DialectName } from '../src/storage/index.js';
+import {
+  DIALECTS,
+  email,
+  json,
+  postJson,
+  startApp,
+  type TestApp,
+  type TestTenant,
+} from './support.js';
+
+const ORIGIN = 'http://localhost:5173';
+const PASSWORD = 'correct horse battery staple';
+
+/** Makes every `event` (INSERT or UPDATE) on `table` fail, until `heal`. */
+async function breakWrites(app: TestApp, dialect: DialectName, event: string, table: string) {
+  const db = app.ctx.database.db;
+  if (dialect === 'sqlite') {
+    await sql
+      .raw(
+        `create trigger lk_fail before ${event} on ${table} begin select raise(abort, 'injected failure'); end`,
+      )
+      .execute(db);
+  } else {
+    await sql
+      .raw(
+        `create or replace function lk_fail() returns trigger language plpgsql as $$ begin raise exception 'injected failure'; end $$`,
+      )
+      .execute(db);
+    await sql
+      .raw(
+        `create trigger lk_fail before ${event} on ${table} for each row execute function lk_fail()`,
+      )
+      .execute(db);
+  }
+  return async () => {
+    await sql
+      .raw(dialect === 'sqlite' ? 'drop trigger lk_fail' : `drop trigger lk_fail on ${table}`)
+      .execute(db);
+  };
+}
+
+for (const dialect of DIALECTS) {
+  describe(`workflows are all or nothing (${dialect})`, () => {
+    let app: TestApp;
+    let t: TestTenant;
+    let heal: (() => Promise<void>) | undefined;
+
+    beforeAll(async () => {
+      app = await startApp(dialect);
+      t = await app.tenant({ allowedOrigins: [ORIGIN] });
+    });
+    afterEach(async () => {
+      await heal?.();
+      heal = undefined;
+    });
+    afterAll(() => app.dispose());
+
+    const fail = async (event: string, table: string) => {
+      heal = await breakWrites(app, dialect, event, table);
+    };
+    const signUp = async (tenant = t) => {
+      const address = email();
+      const res = await postJson(app, '/v1/auth/sign-up', tenant.secretKey, {
+        email: address,
+        password: PASSWORD,
+      });
+      return { address, id: (await json(res)).userId as string };
+    };
+    const signIn = (address: string) =>
+      postJson(app, '/v1/auth/sign-in', t.secretKey, { email: address, password: PASSWORD });
+    const sessions = async (userId: string) =>
+      (
+        await json(
+          await app.request(`/v1/users/${userId}/sessions`, {
+            headers: { authorization: `Bearer ${t.secretKey}` },
+          }),
+        )
+      ).data as { revokedAt: string | null }[];
+    const hosted = (tenant = t) =>
+      checkHostedRequest(app.ctx, { pk: tenant.publishableKey, redirect_url: `${ORIGIN}/cb` });
+
+    it('sign-in: no session without its refresh token', async () => {
+      const u = await signUp();
+      await fail('insert', 'refresh_tokens');
+      expect((await signIn(u.address)).status).toBe(500);
+      expect(await sessions(u.id)).toEqual([]);
+    });
+
+    it('refresh: the old token stays unused when the new one cannot be written', async () => {
+      const u = await signUp();
+      const { refreshToken } = await json(await signIn(u.address));
+      await fail('insert', 'refresh_tokens');
+      expect((await postJson(app, '/v1/auth/token', t.secretKey, { refreshToken })).status).toBe(
+        500,
+      );
+      await heal?.();
+      heal = undefined;
+      expect((await postJson(app, '/v1/auth/token', t.secretKey, { refreshToken })).status).toBe(
+        200,
+      );
+    });
+
+    it('sign out everywhere: API sessions stay live when the browser sessions cannot end', async () => {
+      const u = await signUp();
+      await signIn(u.address);
+      await startBrowserSession(app.ctx.database.db, t.tenant.id, u.id);
+      await fail('update', 'hosted_sessions');
+      const res = await app.request(`/v1/users/${u.id}/sessions`, {
+        method: 'DELETE',
+        headers: { authorization: `Bearer ${t.secretKey}` },
+      });
+      expect(res.status).toBe(500);
+      expect((await sessions(u.id)).map((s) => s.revokedAt)).toEqual([null]);
+    });
+
+    it('disable: the user stays enabled when their sessions cannot be revoked', async () => {
+      const u = await signUp();
+      await signIn(u.address);
+      await fail('update', 'sessions');
+      const res = await app.request(`/v1/users/${u.id}`, {
+        method: 'PATCH',
+        headers: { authorization: `Bearer ${t.secretKey}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ disabled: true, roles: ['admin'] }),
+      });
+      expect(res.status).toBe(500);
+      const user = await getUser(app.ctx.database.db, t.tenant.id, u.id);
+      expect(user.disabled).toBe(false);
+      expect(user.roles).toEqual([]);
+    });
+
+    it('hosted sign-up: no user without the sessions that sign them in', async () => {
+      const address = email();
+      await fail('insert', 'hosted_sessions');
+      await expect(
+        signUpInBrowser(hostedDeps(app.ctx), await hosted(), {
+          email: address,
+          password: PASSWORD,
+          ip: '127.0.0.1',
+          previousCookie: undefined,
+        }),
+      ).rejects.toThrow(/injected failure/);
+      expect(await findUserByEmail(app.ctx.database.db, t.tenant.id, address)).toBeUndefined();
+    });
+
+    it('verify e-mail: the link stays usable when the address cannot be marked', async () => {
+      const v = await app.tenant({ allowedOrigins: [ORIGIN], requireEmailVerification: true });
+      const address = email();
+      const deps = hostedDeps(app.ctx);
+      await signUpInBrowser(deps, await hosted(v), {
+        email: address,
+        password: PASSWORD,
+        ip: '127.0.0.2',
+        previousCookie: undefined,
+      });
+      const [mail] = await readOutbox(app.ctx.database.db, { to: address });
+      const token = /token=([A-Za-z0-9_-]+)/.exec(mail?.body ?? '')?.[1] as string;
+      await fail('update', 'users');
+      await expect(verifyEmail(deps, token)).rejects.toThrow(/injected failure/);
+      await heal?.();
+      heal = undefined;
+      expect((await verifyEmail(deps, token)).ok).toBe(true);
+    });
+
+    it('password reset: nothing changes when the browsers cannot be signed out', async () => {
+      const u = await signUp();
+      await signIn(u.address);
+      await startBrowserSession(app.ctx.database.db, t.tenant.id, u.id);
+      const deps = hostedDeps(app.ctx);
+      await requestPasswordReset(deps, await hosted(), {
+        email: u.address,
+        ip: '127.0.0.3',
+        onMailError: () => {},
+      });
+      let body = '';
+      while (!body)
+        body = (await readOutbox(app.ctx.database.db, { to: u.address }))[0]?.body ?? '';
+      const token = /token=([A-Za-z0-9_-]+)/.exec(body)?.[1] as string;
+      await fail('update', 'hosted_sessions');
+      const next = 'a brand new passphrase';
+      await expect(completePasswordReset(deps, { token, password: next })).rejects.toThrow(
+        /injected failure/,
+      );
+      await heal?.();
+      heal = undefined;
+      // The old password still works, the sessions live, and the link still works once.
+      expect((await signIn(u.address)).status).toBe(200);
+      expect((await sessions(u.id)).every((s) => s.revokedAt === null)).toBe(true);
+      expect((await completePasswordReset(deps, { token, password: next })).ok).toBe(true);
+      expect((await signIn(u.address)).status).toBe(401);
+    });
+  });
+}
