@@ -1,4 +1,4 @@
-import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Schema } from '../../storage/index.js';
 import type { KeyResolver } from '../keys/index.js';
@@ -315,5 +315,3 @@ export async function peekEmailToken(
     return undefined;
   return row;
 }
-
-export const newId = randomUUID;

@@ -25,5 +25,4 @@ export {
   resetPage,
   signInPage,
   signUpPage,
-  textOn,
 } from './views.js';

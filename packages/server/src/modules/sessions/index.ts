@@ -1,11 +1,9 @@
 export {
   issuerOf,
-  SESSION_LIFETIME_MS,
   type Session,
   Sessions,
   type SessionsDeps,
   type TokenSet,
-  USER_TOKEN_SCOPE,
 } from './sessions.service.js';
 export {
   type PublicJwk,

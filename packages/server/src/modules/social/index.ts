@@ -1,6 +1,5 @@
 export {
   authorizationOrigin,
-  callbackUrl,
   claimFlow,
   type FlowDeps,
   finishFlow,

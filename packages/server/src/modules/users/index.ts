@@ -1,5 +1,5 @@
-export { emailKey, isValidEmail } from './email.js';
-export { codePointLength, createPasswordHasher, type PasswordHasher } from './password.js';
+export { isValidEmail } from './email.js';
+export { createPasswordHasher, type PasswordHasher } from './password.js';
 export { type SignInDeps, type SignInPolicy, verifyCredentials } from './sign-in.service.js';
 export {
   deleteUser,
@@ -9,7 +9,6 @@ export {
   listUsers,
   markEmailVerified,
   setPasswordHash,
-  toUser,
   type UpdateUserInput,
   type User,
   updateUser,
@@ -18,7 +17,6 @@ export {
 export { SignUpBody, SignUpResponse } from './users.schemas.js';
 export {
   checkPassword,
-  checkSignUp,
   createUser,
   createUserWithoutPassword,
   type SignUpInput,
