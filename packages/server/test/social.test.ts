@@ -13,7 +13,9 @@ import {
   startProviders,
 } from './providers.js';
 import {
+  DIALECTS,
   email,
+  eventually,
   freePort,
   json,
   postJson,
@@ -24,7 +26,7 @@ import {
 
 const ORIGIN = 'http://localhost:5173';
 
-describe('social sign-in against real provider servers', () => {
+describe.each(DIALECTS)('social sign-in against real provider servers on %s', (dialect) => {
   let app: TestApp;
   let providers: ProviderServers;
   let t: TestTenant;
@@ -33,7 +35,7 @@ describe('social sign-in against real provider servers', () => {
     const port = await freePort();
     const base = `http://127.0.0.1:${port}`;
     providers = await startProviders({ redirectUriFor: (id) => `${base}/oauth/${id}/callback` });
-    app = await startApp('sqlite', {
+    app = await startApp(dialect, {
       env: {
         PORT: String(port),
         PUBLIC_URL: base,
@@ -367,8 +369,9 @@ describe('social sign-in against real provider servers', () => {
       headers: { 'content-type': 'application/x-www-form-urlencoded', cookie },
       body: new URLSearchParams({ _csrf: csrf, email: victim }).toString(),
     });
-    await new Promise((r) => setTimeout(r, 300));
-    const mail = (await readOutbox(app.ctx.database.db, { to: victim }))[0];
+    const mail = await eventually(
+      async () => (await readOutbox(app.ctx.database.db, { to: victim }))[0],
+    );
     const token = /token=([A-Za-z0-9_-]+)/.exec(mail?.body ?? '')?.[1] as string;
     const resetPage = await app.request(`/reset-password?token=${token}`);
     const resetCookie = resetPage.headers

@@ -246,3 +246,16 @@ export type Body = Record<string, any>;
 export async function json(res: Response): Promise<Body> {
   return (await res.json()) as Body;
 }
+
+/**
+ * Polls `probe` until it returns something other than undefined, and returns that. For
+ * work that finishes after the answer (mail, invalidations): no fixed sleeps. The test
+ * timeout bounds the wait.
+ */
+export async function eventually<T>(probe: () => Promise<T | undefined>): Promise<T> {
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}

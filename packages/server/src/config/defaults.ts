@@ -98,3 +98,22 @@ export type Plan = keyof typeof defaults.plans;
 export const PLANS = Object.keys(defaults.plans) as Plan[];
 export type Environment = 'development' | 'production';
 export const ENVIRONMENTS: Environment[] = ['development', 'production'];
+
+/**
+ * Social sign-in (modules/social, http/hosted/social-pages.ts).
+ */
+export const socialDefaults = {
+  /**
+   * A provider sign-in must come back within this (state, nonce and PKCE verifier are kept
+   * that long); the cookie that binds it to the browser lives as long.
+   */
+  flowLifetimeSeconds: 10 * 60,
+  /** Attempts never finished (closed tabs, link prefetchers) are deleted after this. */
+  abandonedFlowSeconds: 24 * 60 * 60,
+  /** A provider that hangs this long gets a "could not be reached" page, not a stuck browser. */
+  providerTimeoutMs: 10_000,
+  /** How long a provider's discovery document (and so its endpoints) is reused. */
+  discoverySeconds: 10 * 60,
+  /** Provider sign-ins one client address may start per window. */
+  startsPerAddress: { quota: 30, windowSeconds: 15 * 60 },
+} as const;

@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { socialDefaults } from '../../config/defaults.js';
 import {
   buttonPage,
   type HostedRequest,
@@ -43,6 +44,7 @@ export function socialPages(scope: FastifyInstance, ctx: AppContext) {
   // ----- Social sign-in (reference section 1): start, and the provider's answer -----
   const flowDeps = {
     db: ctx.database.db,
+    bus: ctx.bus,
     box: ctx.box,
     authUrl: ctx.authUrl,
     providerEndpoints: ctx.config.providerEndpoints,
@@ -81,8 +83,9 @@ export function socialPages(scope: FastifyInstance, ctx: AppContext) {
     const back = `/sign-in?${hostedQuery(h)}`;
     if (!isProviderId(provider))
       return socialRefusal(request, reply, 'There is no such sign-in provider.', back);
+    const { quota, windowSeconds } = socialDefaults.startsPerAddress;
     const allowed = await ctx.limiter.consume(`oauth-start:${request.ip}`, [
-      { name: 'oauth-start', quota: 30, seconds: 15 * 60 },
+      { name: 'oauth-start', quota, seconds: windowSeconds },
     ]);
     if (!allowed.allowed) {
       return socialRefusal(
@@ -119,14 +122,15 @@ export function socialPages(scope: FastifyInstance, ctx: AppContext) {
     try {
       const { url, state } = await startFlow(flowDeps, h.tenant, provider, hostedQuery(h));
       // The state is bound to this browser: an answer arriving in another browser is
-      // refused (login CSRF). Apple answers with a cross-site POST, which only carries a
-      // SameSite=None cookie.
+      // refused (login CSRF). An answer sent as a cross-site POST (form_post) only
+      // carries a SameSite=None cookie, which browsers accept only when Secure.
+      const crossSitePost = PROVIDERS[provider].responseMode === 'form_post';
       reply.setCookie(flowCookie(provider), state, {
         path: '/',
         httpOnly: true,
-        maxAge: 600,
-        sameSite: provider === 'apple' ? 'none' : 'lax',
-        secure: provider === 'apple' ? true : secure,
+        maxAge: socialDefaults.flowLifetimeSeconds,
+        sameSite: crossSitePost ? 'none' : 'lax',
+        secure: crossSitePost || secure,
       });
       return reply.code(303).header('location', url).header('cache-control', 'no-store').send();
     } catch (error) {
@@ -170,7 +174,7 @@ export function socialPages(scope: FastifyInstance, ctx: AppContext) {
       const profile = await finishFlow(flowDeps, h.tenant, provider, flow, params, (error) =>
         request.log.warn({ err: error, provider }, 'social sign-in failed at the provider'),
       );
-      const user = await userForProfile(ctx.database.db, h.tenant, provider, profile);
+      const user = await userForProfile(flowDeps, h.tenant, provider, profile);
       return await finish(request, reply, h, user);
     } catch (error) {
       if (error instanceof SocialRefusal) return socialRefusal(request, reply, error.message, back);
@@ -181,7 +185,7 @@ export function socialPages(scope: FastifyInstance, ctx: AppContext) {
   scope.get('/oauth/:provider/callback', get, (request, reply) =>
     callback(request, reply, new URLSearchParams(request.url.split('?')[1] ?? '')),
   );
-  // Apple's response_mode=form_post (no CSRF token: the state cookie binds it instead).
+  // response_mode=form_post (Apple; no CSRF token: the state cookie binds it instead).
   scope.post('/oauth/:provider/callback', get, (request, reply) =>
     callback(request, reply, stringFields(request.body)),
   );

@@ -31,5 +31,4 @@ export {
   resetPage,
   signInPage,
   signUpPage,
-  textOn,
 } from './views.js';

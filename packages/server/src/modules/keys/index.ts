@@ -9,6 +9,5 @@ export {
   listKeys,
   resolveKey,
   revokeKey,
-  SCOPES,
   type Scope,
 } from './keys.service.js';

@@ -18,7 +18,6 @@ export {
   Sessions,
   type SessionsDeps,
   type TokenSet,
-  USER_TOKEN_SCOPE,
 } from './sessions.service.js';
 export {
   type PublicJwk,

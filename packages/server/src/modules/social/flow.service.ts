@@ -1,70 +1,45 @@
-import { createRemoteJWKSet, decodeJwt, importPKCS8, jwtVerify, SignJWT } from 'jose';
-import type { Kysely } from 'kysely';
+import { createRemoteJWKSet, decodeJwt, jwtVerify } from 'jose';
 import * as oauth from 'oauth4webapi';
+import { socialDefaults } from '../../config/defaults.js';
 import type { SecretBox } from '../../crypto/secret-box.js';
-import type { Schema } from '../../storage/index.js';
 import type { Tenant } from '../tenants/index.js';
-import { SocialRefusal } from './link.service.js';
-import { facebookProfile, githubProfile, profileFromIdToken } from './profiles.js';
-import { type Endpoints, PROVIDERS, type Profile, type ProviderId } from './providers/index.js';
+import { type LinkDeps, SocialRefusal } from './link.service.js';
+import {
+  type Endpoints,
+  PROVIDERS,
+  type Profile,
+  type ProviderCredentials,
+  type ProviderId,
+} from './providers/index.js';
 import { providerCredentials } from './settings.service.js';
 
-const FLOW_LIFETIME_MS = 10 * 60_000;
-/** A provider that hangs gets a "could not be reached" page, not a stuck browser. */
-const timeout = () => AbortSignal.timeout(10_000);
+const timeout = () => AbortSignal.timeout(socialDefaults.providerTimeoutMs);
 const keySets = new Map<string, ReturnType<typeof createRemoteJWKSet>>();
 function keySet(uri: string) {
   let set = keySets.get(uri);
   if (!set) {
-    set = createRemoteJWKSet(new URL(uri), { timeoutDuration: 10_000 });
+    set = createRemoteJWKSet(new URL(uri), { timeoutDuration: socialDefaults.providerTimeoutMs });
     keySets.set(uri, set);
   }
   return set;
 }
-/** Microsoft's directory of personal accounts. */
-const MS_CONSUMERS = '9188040d-6c67-4c5b-b112-36a304b66dad';
 
-/** The token's directory must be one the tenant's audience admits, whatever the endpoints. */
-function admitsDirectory(audience: string | null, tid: unknown): boolean {
-  if (typeof tid !== 'string' || !GUID.test(tid)) return false;
-  if (!audience || audience === 'common') return true;
-  if (audience === 'consumers') return tid === MS_CONSUMERS;
-  if (audience === 'organizations') return tid !== MS_CONSUMERS;
-  return tid === audience;
-}
-const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-const MS_MULTI = /\/(common|organizations|consumers)\/v2\.0\/?$/;
-const MS_TEMPLATE = (url: URL) => url.href.replace(MS_MULTI, '/{tenantid}/v2.0');
-
-/**
- * Microsoft: a token's issuer is the user's own directory. With a multi-tenant template
- * (`…/{tenantid}/v2.0`) the expected issuer is the template filled with the token's own
- * `tid`, which must be a GUID; oauth4webapi then checks `iss` against exactly that.
- */
-async function issuerForToken(
-  as: oauth.AuthorizationServer,
-  response: Response,
-): Promise<oauth.AuthorizationServer> {
-  if (!as.issuer.includes('{tenantid}')) return as;
-  const body = (await response
-    .clone()
-    .json()
-    .catch(() => ({}))) as { id_token?: unknown };
-  const tid = typeof body.id_token === 'string' ? decodeJwt(body.id_token).tid : undefined;
-  if (typeof tid !== 'string' || !GUID.test(tid))
-    throw new Error('Microsoft ID token without a directory (tid)');
-  return { ...as, issuer: as.issuer.replace('{tenantid}', tid) };
+/** The claims of the ID token in a token response, unverified: only to pick the issuer. */
+async function unverifiedIdToken(response: Response): Promise<Record<string, unknown>> {
+  try {
+    const body = (await response.clone().json()) as { id_token?: unknown };
+    return typeof body.id_token === 'string' ? decodeJwt(body.id_token) : {};
+  } catch {
+    return {};
+  }
 }
 
-export interface FlowDeps {
-  db: Kysely<Schema>;
+export interface FlowDeps extends LinkDeps {
   box: SecretBox;
   authUrl: string;
   /** LATCHKEY_PROVIDER_ENDPOINTS: server configuration only, never a tenant's. */
   providerEndpoints: Readonly<Record<string, Readonly<Record<string, string>>>>;
 }
-
-type Credentials = NonNullable<Awaited<ReturnType<typeof providerCredentials>>>;
 
 const discovered = new Map<string, { as: oauth.AuthorizationServer; until: number }>();
 const insecure = (url: string | undefined) =>
@@ -73,16 +48,21 @@ const insecure = (url: string | undefined) =>
 export const callbackUrl = (authUrl: string, provider: ProviderId) =>
   `${authUrl}/oauth/${provider}/callback`;
 
-function endpointsFor(deps: FlowDeps, provider: ProviderId, creds: Credentials): Endpoints {
+function endpointsFor(deps: FlowDeps, provider: ProviderId, creds: ProviderCredentials): Endpoints {
   return {
     ...PROVIDERS[provider].defaults({ audience: creds.audience }),
     ...deps.providerEndpoints[provider],
   };
 }
 
-async function authorizationServer(deps: FlowDeps, provider: ProviderId, creds: Credentials) {
+async function authorizationServer(
+  deps: FlowDeps,
+  provider: ProviderId,
+  creds: ProviderCredentials,
+) {
+  const definition = PROVIDERS[provider];
   const e = endpointsFor(deps, provider, creds);
-  if (PROVIDERS[provider].kind === 'oauth2') {
+  if (definition.kind === 'oauth2') {
     const as: oauth.AuthorizationServer = {
       issuer: e.issuer ?? `https://${provider}.invalid`,
       authorization_endpoint: e.authorizationEndpoint,
@@ -99,12 +79,8 @@ async function authorizationServer(deps: FlowDeps, provider: ProviderId, creds: 
       signal: timeout(),
       ...insecure(issuer),
     });
-    // Microsoft's common, organizations and consumers documents name a `{tenantid}` template
-    // as their issuer; URL encoding of the braces is the same on both sides of the check.
-    const expected =
-      provider === 'microsoft' && MS_MULTI.test(issuer) ? new URL(MS_TEMPLATE(url)) : url;
-    const as = await oauth.processDiscoveryResponse(expected, response);
-    entry = { as, until: Date.now() + 10 * 60_000 };
+    const as = await oauth.processDiscoveryResponse(definition.discoveryIssuer(url), response);
+    entry = { as, until: Date.now() + socialDefaults.discoverySeconds * 1000 };
     discovered.set(issuer, entry);
   }
   const as: oauth.AuthorizationServer = {
@@ -116,29 +92,11 @@ async function authorizationServer(deps: FlowDeps, provider: ProviderId, creds: 
   return { as, endpoints: e };
 }
 
-/** Apple: the client secret is an ES256 JWT signed with the team's key (five minutes). */
-async function clientSecret(
-  provider: ProviderId,
-  creds: Credentials,
-  as: oauth.AuthorizationServer,
-) {
-  if (provider !== 'apple') return creds.secret;
-  const key = await importPKCS8(creds.secret, 'ES256');
-  return new SignJWT({})
-    .setProtectedHeader({ alg: 'ES256', kid: creds.keyId ?? '' })
-    .setIssuer(creds.teamId ?? '')
-    .setSubject(creds.clientId)
-    .setAudience(as.issuer)
-    .setIssuedAt()
-    .setExpirationTime('5m')
-    .sign(key);
-}
-
 async function credentials(
   deps: FlowDeps,
   tenant: Tenant,
   provider: ProviderId,
-): Promise<Credentials> {
+): Promise<ProviderCredentials> {
   const creds = await providerCredentials(deps.db, deps.box, tenant.id, provider);
   if (!creds)
     throw new SocialRefusal(
@@ -180,10 +138,9 @@ export async function startFlow(
       `${PROVIDERS[provider].name} cannot be reached right now. Try again in a moment.`,
     );
   }
-  // Attempts never finished (closed tabs, link prefetchers) are dropped after a day.
   await deps.db
     .deleteFrom('oauth_flows')
-    .where('expires_at', '<', Date.now() - 24 * 60 * 60_000)
+    .where('expires_at', '<', Date.now() - socialDefaults.abandonedFlowSeconds * 1000)
     .execute();
   const state = oauth.generateRandomState();
   const nonce = oauth.generateRandomNonce();
@@ -199,20 +156,25 @@ export async function startFlow(
       code_verifier: verifier,
       hosted_query: hostedQuery,
       created_at: now,
-      expires_at: now + FLOW_LIFETIME_MS,
+      expires_at: now + socialDefaults.flowLifetimeSeconds * 1000,
       used_at: null,
     })
     .execute();
+  const definition = PROVIDERS[provider];
   const url = new URL(as.authorization_endpoint as string);
   url.searchParams.set('client_id', creds.clientId);
   url.searchParams.set('redirect_uri', callbackUrl(deps.authUrl, provider));
   url.searchParams.set('response_type', 'code');
-  url.searchParams.set('scope', PROVIDERS[provider].scope);
+  url.searchParams.set('scope', definition.scope);
   url.searchParams.set('state', state);
   url.searchParams.set('code_challenge', await oauth.calculatePKCECodeChallenge(verifier));
   url.searchParams.set('code_challenge_method', 'S256');
-  if (PROVIDERS[provider].kind === 'oidc') url.searchParams.set('nonce', nonce);
-  if (provider === 'apple') url.searchParams.set('response_mode', 'form_post');
+  if (definition.kind === 'oidc') url.searchParams.set('nonce', nonce);
+  // OAuth 2.0 Multiple Response Type Encoding Practices, section 2.1: query is the default.
+  if (definition.responseMode !== 'query')
+    url.searchParams.set('response_mode', definition.responseMode);
+  for (const [name, value] of Object.entries(definition.authorizationParameters))
+    url.searchParams.set(name, value);
   return { url: url.href, state };
 }
 
@@ -257,7 +219,8 @@ export async function finishFlow(
   params: URLSearchParams,
   log: (error: unknown) => void,
 ): Promise<Profile> {
-  const name = PROVIDERS[provider].name;
+  const definition = PROVIDERS[provider];
+  const name = definition.name;
   const error = params.get('error');
   if (error === 'access_denied' || error === 'user_cancelled_authorize') {
     throw new SocialRefusal(`You cancelled signing in with ${name}.`);
@@ -267,7 +230,7 @@ export async function finishFlow(
   try {
     const { as, endpoints } = await authorizationServer(deps, provider, creds);
     const client: oauth.Client = { client_id: creds.clientId };
-    const auth = oauth.ClientSecretPost(await clientSecret(provider, creds, as));
+    const auth = await definition.clientAuthentication(creds, as.issuer);
     const options = { signal: timeout(), ...insecure(as.token_endpoint) };
     // RFC 9207: when the provider names itself in the answer, it must be the expected one.
     const callback = oauth.validateAuthResponse(as, client, params, flow.state);
@@ -280,15 +243,13 @@ export async function finishFlow(
       flow.code_verifier,
       options,
     );
-    if (PROVIDERS[provider].kind === 'oidc') {
+    if (definition.kind === 'oidc') {
+      const issuer = definition.tokenIssuer(as.issuer, await unverifiedIdToken(response));
       const result = await oauth.processAuthorizationCodeResponse(
-        await issuerForToken(as, response),
+        { ...as, issuer },
         client,
         response,
-        {
-          expectedNonce: flow.nonce,
-          requireIdToken: true,
-        },
+        { expectedNonce: flow.nonce, requireIdToken: true },
       );
       const claims = oauth.getValidatedIdTokenClaims(result) as oauth.IDToken;
       // The signature too, with the provider's published keys (oauth4webapi leaves it to TLS).
@@ -296,12 +257,9 @@ export async function finishFlow(
         issuer: claims.iss,
         audience: creds.clientId,
       });
-      if (provider === 'microsoft' && !admitsDirectory(creds.audience, claims.tid)) {
-        throw new SocialRefusal(
-          'This Microsoft account belongs to a directory this application does not admit.',
-        );
-      }
-      return profileFromIdToken(provider, claims, { appleUser: params.get('user') ?? undefined });
+      const refusal = definition.refusal(claims, creds);
+      if (refusal) throw new SocialRefusal(refusal);
+      return definition.profile(claims, params);
     }
     const result = await oauth.processAuthorizationCodeResponse(as, client, response);
     const apiBase = endpoints.apiBase as string;
@@ -317,9 +275,7 @@ export async function finishFlow(
       if (!res.ok) throw new Error(`${provider} ${path} answered ${res.status}`);
       return res.json() as Promise<unknown>;
     };
-    return provider === 'github'
-      ? await githubProfile(as.issuer, get)
-      : await facebookProfile(as.issuer, get);
+    return await definition.profile(as.issuer, get);
   } catch (problem) {
     if (problem instanceof SocialRefusal) throw problem;
     log(problem);

@@ -1,17 +1,25 @@
 export {
   authorizationOrigin,
-  callbackUrl,
   claimFlow,
   type FlowDeps,
   finishFlow,
   startFlow,
 } from './flow.service.js';
-export { dropUnprovenIdentities, SocialRefusal, userForProfile } from './link.service.js';
+export {
+  dropUnprovenIdentities,
+  type Identity,
+  type LinkDeps,
+  linkIdentity,
+  SocialRefusal,
+  unlinkIdentity,
+  userForProfile,
+} from './link.service.js';
 export {
   type Endpoints,
   PROVIDER_IDS,
   PROVIDERS,
   type Profile,
+  type ProviderDefinition,
   type ProviderId,
 } from './providers/index.js';
 export {

@@ -1,10 +1,34 @@
 import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
+import type { InvalidationBus } from '../../cache/invalidation.js';
 import { LatchkeyError } from '../../errors/index.js';
-import { isUniqueViolation, type Schema } from '../../storage/index.js';
+import { isUniqueViolation, type Schema, transact } from '../../storage/index.js';
 import type { Tenant } from '../tenants/index.js';
-import { createUserWithoutPassword, findUserByEmail, getUser, type User } from '../users/index.js';
+import {
+  applyUserUpdate,
+  createUserWithoutPassword,
+  findUserByEmail,
+  getUser,
+  type User,
+  userHasPassword,
+} from '../users/index.js';
 import { PROVIDERS, type Profile, type ProviderId } from './providers/index.js';
+
+export interface LinkDeps {
+  db: Kysely<Schema>;
+  bus: InvalidationBus;
+}
+
+/** A provider account joined to a user, as the admin area shows it. */
+export interface Identity {
+  id: string;
+  userId: string;
+  provider: ProviderId;
+  email: string | null;
+  emailVerified: boolean;
+  createdAt: string;
+  lastUsedAt: string;
+}
 
 /** Why a provider sign-in cannot go on; shown on the hosted page, nothing created. */
 export class SocialRefusal extends Error {
@@ -60,12 +84,13 @@ async function addIdentity(
   userId: string,
   provider: ProviderId,
   profile: Profile,
-) {
+): Promise<Identity> {
   const now = Date.now();
+  const id = randomUUID();
   await db
     .insertInto('identities')
     .values({
-      id: randomUUID(),
+      id,
       tenant_id: tenantId,
       user_id: userId,
       provider,
@@ -77,6 +102,16 @@ async function addIdentity(
       last_used_at: now,
     })
     .execute();
+  const at = new Date(now).toISOString();
+  return {
+    id,
+    userId,
+    provider,
+    email: profile.email,
+    emailVerified: profile.emailVerified,
+    createdAt: at,
+    lastUsedAt: at,
+  };
 }
 
 /**
@@ -90,11 +125,12 @@ async function addIdentity(
  * Every new identity and every link is recorded in audit_events.
  */
 export async function userForProfile(
-  db: Kysely<Schema>,
+  deps: LinkDeps,
   tenant: Tenant,
   provider: ProviderId,
   profile: Profile,
 ): Promise<User> {
+  const { db } = deps;
   const name = PROVIDERS[provider].name;
   const known = await findIdentity(db, tenant.id, provider, profile);
   if (known) {
@@ -123,17 +159,11 @@ export async function userForProfile(
     }
     if (existing.disabled) throw new SocialRefusal('This account is disabled.');
     try {
-      await db.transaction().execute(async (trx) => {
-        await addIdentity(trx, tenant.id, existing.id, provider, profile);
-        await audit(trx, tenant.id, existing.id, 'identity_linked', {
-          provider,
-          issuer: profile.issuer,
-          subject: profile.subject,
-        });
-      });
+      await linkIdentity(deps, tenant.id, existing.id, provider, profile);
     } catch (error) {
-      if (!isUniqueViolation(error)) throw error;
-      return userForProfile(db, tenant, provider, profile);
+      // Linked a moment ago by a parallel sign-in: that identity now signs the user in.
+      if (!(error instanceof LatchkeyError && error.code === 'conflict')) throw error;
+      return userForProfile(deps, tenant, provider, profile);
     }
     return existing;
   }
@@ -167,10 +197,84 @@ export async function userForProfile(
       (error instanceof LatchkeyError && error.code === 'email_taken') ||
       isUniqueViolation(error)
     ) {
-      return userForProfile(db, tenant, provider, profile);
+      return userForProfile(deps, tenant, provider, profile);
     }
     throw error;
   }
+}
+
+/**
+ * Joins a provider account to a user (one transaction with its audit record). Refuses
+ * with `conflict` an identity that already belongs to a user, and `not_found` an unknown
+ * user. Whether the person may link it (the linking policy) is the caller's decision.
+ */
+export async function linkIdentity(
+  deps: LinkDeps,
+  tenantId: string,
+  userId: string,
+  provider: ProviderId,
+  profile: Profile,
+): Promise<Identity> {
+  try {
+    // Identities are part of the user: whatever is cached about the user is stale now.
+    return await transact(deps.db, deps.bus, async ({ db: trx, invalidate }) => {
+      invalidate(`user:${userId}`);
+      await getUser(trx, tenantId, userId);
+      const added = await addIdentity(trx, tenantId, userId, provider, profile);
+      await audit(trx, tenantId, userId, 'identity_linked', {
+        provider,
+        issuer: profile.issuer,
+        subject: profile.subject,
+      });
+      return added;
+    });
+  } catch (error) {
+    if (!isUniqueViolation(error)) throw error;
+    throw new LatchkeyError(
+      'conflict',
+      `This ${PROVIDERS[provider].name} account is linked already`,
+    );
+  }
+}
+
+/**
+ * Removes one identity from a user (one transaction with its audit record). Refuses with
+ * `conflict` to remove the user's last way to sign in: an identity of a user who has no
+ * password and no other identity.
+ */
+export async function unlinkIdentity(
+  deps: LinkDeps,
+  tenantId: string,
+  userId: string,
+  identityId: string,
+): Promise<void> {
+  await transact(deps.db, deps.bus, async ({ db: trx, invalidate }) => {
+    invalidate(`user:${userId}`);
+    // Touching the user first locks its row (PostgreSQL), so that two unlinks of one
+    // user's last two identities run one after the other and the second sees the first.
+    await applyUserUpdate(trx, tenantId, userId, {});
+    const identities = await trx
+      .selectFrom('identities')
+      .select(['id', 'provider', 'issuer', 'subject'])
+      .where('tenant_id', '=', tenantId)
+      .where('user_id', '=', userId)
+      .execute();
+    const identity = identities.find((i) => i.id === identityId);
+    if (!identity)
+      throw new LatchkeyError('not_found', `No identity ${identityId} on user ${userId}`);
+    if (identities.length === 1 && !(await userHasPassword(trx, tenantId, userId))) {
+      throw new LatchkeyError(
+        'conflict',
+        'This is the only way this user can sign in: set a password or link another provider before removing it',
+      );
+    }
+    await trx.deleteFrom('identities').where('id', '=', identityId).execute();
+    await audit(trx, tenantId, userId, 'identity_unlinked', {
+      provider: identity.provider,
+      issuer: identity.issuer,
+      subject: identity.subject,
+    });
+  });
 }
 
 /**

@@ -3,17 +3,22 @@ import type { SecretBox } from '../../crypto/secret-box.js';
 import { type FieldError, LatchkeyError, validationFailed } from '../../errors/index.js';
 import type { ProviderSettingsRow, Schema } from '../../storage/index.js';
 import { getTenant } from '../tenants/index.js';
-import { PROVIDER_IDS, PROVIDERS, type ProviderId } from './providers/index.js';
+import {
+  type ExtraSetting,
+  PROVIDER_IDS,
+  PROVIDERS,
+  type ProviderCredentials,
+  type ProviderId,
+} from './providers/index.js';
 
 export interface ProviderSettingsInput {
   enabled?: boolean;
   clientId?: string;
   clientSecret?: string;
-  /** Apple */
+  /** Which of these a provider takes is in its definition (providers/*.ts). */
   teamId?: string;
   keyId?: string;
   privateKeyPem?: string;
-  /** Microsoft: common, organizations, consumers, or a directory (tenant) id */
   audience?: string;
 }
 
@@ -34,8 +39,9 @@ export function isProviderId(value: string): value is ProviderId {
   return (PROVIDER_IDS as readonly string[]).includes(value);
 }
 
-const AUDIENCE =
-  /^(common|organizations|consumers|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/;
+/** The column of each extra setting. */
+const COLUMN = { teamId: 'team_id', keyId: 'key_id', audience: 'audience' } as const;
+const EXTRA = Object.keys(COLUMN) as ExtraSetting[];
 
 function view(row: ProviderSettingsRow): ProviderSettingsView {
   const id = row.provider as ProviderId;
@@ -83,39 +89,17 @@ export async function setProvider(
       code: 'client_id_invalid',
       message: 'a client id is required',
     });
-  let secret: string | undefined;
-  if (provider === 'apple') {
-    if (input.privateKeyPem !== undefined) {
-      if (!/-----BEGIN PRIVATE KEY-----/.test(input.privateKeyPem)) {
-        errors.push({
-          path: '/privateKey',
-          code: 'private_key_invalid',
-          message: 'the Apple key must be a PKCS#8 PEM (.p8 file)',
-        });
-      }
-      secret = input.privateKeyPem;
-    }
-    for (const [field, value] of [
-      ['teamId', input.teamId ?? existing?.team_id],
-      ['keyId', input.keyId ?? existing?.key_id],
-    ] as const) {
-      if (!value || !/^[A-Z0-9]{10}$/.test(value)) {
-        errors.push({
-          path: `/${field}`,
-          code: `${field === 'teamId' ? 'team_id' : 'key_id'}_invalid`,
-          message: `${field} must be Apple's 10-character id`,
-        });
-      }
-    }
-  } else if (input.clientSecret !== undefined) {
-    secret = input.clientSecret;
-  }
-  if (provider === 'microsoft' && input.audience !== undefined && !AUDIENCE.test(input.audience)) {
-    errors.push({
-      path: '/audience',
-      code: 'audience_invalid',
-      message: 'audience is common, organizations, consumers or a directory id',
-    });
+  const rules = PROVIDERS[provider].settings;
+  const secret = input[rules.secretField];
+  const secretError = secret === undefined ? undefined : rules.checkSecret(secret);
+  if (secretError) errors.push(secretError);
+  const extra: Record<ExtraSetting, string | null> = { teamId: null, keyId: null, audience: null };
+  for (const field of EXTRA) {
+    const rule = rules.extra[field];
+    if (!rule) continue;
+    extra[field] = input[field] ?? existing?.[COLUMN[field]] ?? rule.fallback;
+    const error = rule.check(extra[field]);
+    if (error) errors.push(error);
   }
   const sealed =
     secret === undefined
@@ -135,9 +119,9 @@ export async function setProvider(
     enabled: (input.enabled ?? existing?.enabled === 1) ? 1 : 0,
     client_id: clientId as string,
     secret_jwe: sealed,
-    team_id: provider === 'apple' ? (input.teamId ?? existing?.team_id ?? null) : null,
-    key_id: provider === 'apple' ? (input.keyId ?? existing?.key_id ?? null) : null,
-    audience: provider === 'microsoft' ? (input.audience ?? existing?.audience ?? 'common') : null,
+    team_id: extra.teamId,
+    key_id: extra.keyId,
+    audience: extra.audience,
     updated_at: Date.now(),
   };
   await db
@@ -178,7 +162,7 @@ export async function providerCredentials(
   box: SecretBox,
   tenantId: string,
   provider: ProviderId,
-) {
+): Promise<ProviderCredentials | undefined> {
   const row = await db
     .selectFrom('provider_settings')
     .selectAll()

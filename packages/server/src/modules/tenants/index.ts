@@ -1,5 +1,4 @@
 export {
-  checkOrigin,
   createTenant,
   getTenant,
   listTenants,

@@ -1,5 +1,5 @@
-export { emailKey, isValidEmail } from './email.js';
-export { codePointLength, createPasswordHasher, type PasswordHasher } from './password.js';
+export { isValidEmail } from './email.js';
+export { createPasswordHasher, type PasswordHasher } from './password.js';
 export { type SignInDeps, type SignInPolicy, verifyCredentials } from './sign-in.service.js';
 export {
   applyUserUpdate,
@@ -10,7 +10,6 @@ export {
   listUsers,
   markEmailVerified,
   setPasswordHash,
-  toUser,
   type UpdateUserInput,
   type User,
   userHasPassword,
@@ -18,7 +17,6 @@ export {
 export { Metadata, NAME_MAX_LENGTH, SignUpBody, SignUpResponse } from './users.schemas.js';
 export {
   checkPassword,
-  checkSignUp,
   createUserWithoutPassword,
   insertNewUser,
   preparePasswordUser,

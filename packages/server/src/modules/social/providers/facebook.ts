@@ -1,10 +1,11 @@
-import type { ProviderDefinition } from './types.js';
+import { clientSecretOnly, secretPost, str } from './shared.js';
+import { defineProvider } from './types.js';
 
 /**
  * Facebook Login: plain OAuth 2; the profile comes from the Graph API's /me. Facebook
  * returns only confirmed e-mail addresses, and may return none at all.
  */
-export const facebook: ProviderDefinition = {
+export const facebook = defineProvider({
   id: 'facebook',
   name: 'Facebook',
   kind: 'oauth2',
@@ -15,4 +16,18 @@ export const facebook: ProviderDefinition = {
     tokenEndpoint: 'https://graph.facebook.com/v19.0/oauth/access_token',
     apiBase: 'https://graph.facebook.com/v19.0',
   }),
-};
+  settings: clientSecretOnly,
+  clientAuthentication: secretPost,
+  responseMode: 'query',
+  authorizationParameters: {},
+  async profile(issuer, get) {
+    const me = (await get('/me?fields=id,name,email')) as {
+      id?: unknown;
+      name?: unknown;
+      email?: unknown;
+    };
+    if (typeof me.id !== 'string') throw new Error('Facebook /me has no id');
+    const email = str(me.email);
+    return { issuer, subject: me.id, email, emailVerified: email !== null, name: str(me.name) };
+  },
+});
