@@ -28,6 +28,8 @@ const Result = Type.Object(
     iat: Type.Optional(Type.Integer()),
     iss: Type.Optional(Type.String()),
     jti: Type.Optional(Type.String()),
+    aud: Type.Optional(Type.String({ description: "The tenant's API audience (RFC 9068)" })),
+    client_id: Type.Optional(Type.String({ description: 'The tenant id (RFC 9068)' })),
     token_type: Type.Optional(Type.String()),
   },
   { description: 'An inactive answer is exactly {"active":false}.' },

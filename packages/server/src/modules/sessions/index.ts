@@ -1,4 +1,5 @@
 export {
+  audienceOf,
   issuerOf,
   SESSION_LIFETIME_MS,
   type Session,
