@@ -145,9 +145,14 @@ describe.each(DIALECTS)('sessions, tokens and introspection on %s', (dialect) =>
         audience: 'https://api.example.com',
       });
       const s = await session(api);
-      const jwks = createRemoteJWKSet(new URL(`${app.url}/t/${api.tenant.id}/.well-known/jwks.json`));
+      const jwks = createRemoteJWKSet(
+        new URL(`${app.url}/t/${api.tenant.id}/.well-known/jwks.json`),
+      );
       const verify = (audience: string) =>
-        jwtVerify(s.accessToken, jwks, { issuer: `${app.ctx.authUrl}/t/${api.tenant.id}`, audience });
+        jwtVerify(s.accessToken, jwks, {
+          issuer: `${app.ctx.authUrl}/t/${api.tenant.id}`,
+          audience,
+        });
       await expect(verify('https://api.example.com')).resolves.toBeDefined();
       await expect(verify(`${app.ctx.authUrl}/t/${api.tenant.id}/api`)).rejects.toThrow(/aud/);
       expect(JSON.parse(await introspect(s.accessToken, api.secretKey)).aud).toBe(

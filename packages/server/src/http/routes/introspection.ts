@@ -2,7 +2,8 @@ import type { FastifyInstance } from 'fastify';
 import { type Static, Type } from 'typebox';
 import { LatchkeyError } from '../../errors/index.js';
 import { introspect } from '../../modules/introspection/index.js';
-import { authOf, rateLimitTenant, requireSecretKey } from '../auth.js';
+import { authOf } from '../auth.js';
+import { introspectionClient } from '../client-auth.js';
 import type { AppContext } from '../context.js';
 import { parseForm } from '../form-body.js';
 import { problems } from '../schemas.js';
@@ -11,6 +12,12 @@ const Body = Type.Object(
   {
     token: Type.String({ description: 'The access token to check' }),
     token_type_hint: Type.Optional(Type.String({ maxLength: 64 })),
+    client_id: Type.Optional(
+      Type.String({ maxLength: 64, description: 'client_secret_post: the tenant id' }),
+    ),
+    client_secret: Type.Optional(
+      Type.String({ maxLength: 128, description: 'client_secret_post: a secret key' }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -39,6 +46,7 @@ const Result = Type.Object(
 const INTROSPECTION_BODY_LIMIT = 2 * 1024 * 1024;
 
 export function introspectionRoutes(app: FastifyInstance, ctx: AppContext) {
+  const client = introspectionClient(ctx, 'tokens:introspect');
   // RFC 7662 section 2.1: the request is form-encoded; the reference sends JSON. Both work.
   app.register(async (scope) => {
     scope.addContentTypeParser(
@@ -61,7 +69,8 @@ export function introspectionRoutes(app: FastifyInstance, ctx: AppContext) {
           body: Body,
           response: { 200: Result, ...problems(400, 401, 403, 413, 415, 429) },
         },
-        onRequest: [requireSecretKey(ctx, 'tokens:introspect'), rateLimitTenant(ctx)],
+        onRequest: client.onRequest,
+        preHandler: client.preHandler,
       },
       async (request, reply) => {
         if (request.validationError) {
