@@ -60,11 +60,12 @@ export function introspectionRoutes(app: FastifyInstance, ctx: AppContext) {
         bodyLimit: INTROSPECTION_BODY_LIMIT,
         attachValidation: true,
         schema: {
+          operationId: 'introspectToken',
           summary: 'Is this access token active for my tenant? (RFC 7662)',
           description:
             'Inactive when the token is invalid, expired, of another tenant, or its session is revoked or its user disabled or deleted. A missing `token` is a bad request (400).',
           tags: ['tokens'],
-          security: [{ secretKey: [] }],
+          security: [{ secretKey: [] }, { clientSecretBasic: [] }],
           consumes: ['application/json', 'application/x-www-form-urlencoded'],
           body: Body,
           response: { 200: Result, ...problems(400, 401, 403, 413, 415, 429) },

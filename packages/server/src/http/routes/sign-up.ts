@@ -10,6 +10,7 @@ export function signUpRoutes(app: FastifyInstance, ctx: AppContext) {
     '/v1/auth/sign-up',
     {
       schema: {
+        operationId: 'signUp',
         summary: 'Create a user with e-mail and password',
         tags: ['users'],
         security: [{ secretKey: [] }],

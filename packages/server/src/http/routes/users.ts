@@ -56,6 +56,7 @@ export function userRoutes(app: FastifyInstance, ctx: AppContext) {
     '/v1/users',
     {
       schema: {
+        operationId: 'listUsers',
         summary: 'List users, oldest first, with cursor pagination',
         tags,
         security,
@@ -84,6 +85,7 @@ export function userRoutes(app: FastifyInstance, ctx: AppContext) {
     '/v1/users/:userId',
     {
       schema: {
+        operationId: 'getUser',
         summary: 'Get a user',
         tags,
         security,
@@ -100,6 +102,7 @@ export function userRoutes(app: FastifyInstance, ctx: AppContext) {
     '/v1/users/:userId',
     {
       schema: {
+        operationId: 'updateUser',
         summary: 'Update a user: name, metadata, roles, disabled',
         tags,
         security,
@@ -128,6 +131,7 @@ export function userRoutes(app: FastifyInstance, ctx: AppContext) {
     '/v1/users/:userId',
     {
       schema: {
+        operationId: 'deleteUser',
         summary: 'Delete a user and every session of theirs',
         tags,
         security,
@@ -149,6 +153,7 @@ export function userRoutes(app: FastifyInstance, ctx: AppContext) {
     '/v1/users/:userId/sessions',
     {
       schema: {
+        operationId: 'listUserSessions',
         summary: "List a user's sessions, newest first",
         tags,
         security,
@@ -172,6 +177,7 @@ export function userRoutes(app: FastifyInstance, ctx: AppContext) {
     '/v1/users/:userId/sessions',
     {
       schema: {
+        operationId: 'revokeUserSessions',
         summary: 'Revoke every session of a user (sign out everywhere)',
         tags,
         security,
@@ -194,6 +200,7 @@ export function userRoutes(app: FastifyInstance, ctx: AppContext) {
     '/v1/sessions/:sessionId',
     {
       schema: {
+        operationId: 'revokeSession',
         summary: 'Revoke one session',
         tags: ['sessions'],
         security,

@@ -71,6 +71,8 @@ export function wellKnownRoutes(app: FastifyInstance, ctx: AppContext) {
     '/t/:tenantId/.well-known/jwks.json',
     {
       schema: {
+        operationId: 'getJwks',
+        security: [],
         summary: "The tenant's public signing keys (RFC 7517)",
         tags: ['tokens'],
         params: Params,
@@ -91,6 +93,7 @@ export function wellKnownRoutes(app: FastifyInstance, ctx: AppContext) {
   const metadataRoute = (operationId: string) => ({
     schema: {
       operationId,
+      security: [],
       summary: "The tenant's authorization server metadata (RFC 8414, OpenID Connect Discovery)",
       description:
         "The hosted sign-in page is the authorization endpoint; it takes Latchkey's own parameters (pk, redirect_url, state, code_challenge) and answers in the URL fragment only.",
