@@ -18,9 +18,23 @@ export interface LatchkeyClaims {
   exp: number;
   /** The token's unique id. */
   jti: string;
+  /** The tenant's API audience (RFC 9068 section 2.2): `{authUrl}/t/{tenantId}/api` unless set. */
+  aud: string;
+  /** RFC 9068 section 2.2: the tenant id. */
+  client_id: string;
 }
 
-const STRING_CLAIMS = ['iss', 'sub', 'email', 'tid', 'sid', 'scope', 'jti'] as const;
+const STRING_CLAIMS = [
+  'iss',
+  'sub',
+  'email',
+  'tid',
+  'sid',
+  'scope',
+  'jti',
+  'aud',
+  'client_id',
+] as const;
 const NUMBER_CLAIMS = ['iat', 'exp'] as const;
 
 /** Names of the claims that are absent or of the wrong type; empty when the set is sound. */
@@ -54,5 +68,7 @@ export function pickClaims(payload: Record<string, unknown>): LatchkeyClaims {
     iat: claims.iat,
     exp: claims.exp,
     jti: claims.jti,
+    aud: claims.aud,
+    client_id: claims.client_id,
   };
 }

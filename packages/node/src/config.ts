@@ -16,6 +16,11 @@ export interface LatchkeyOptions {
   fetch?: typeof globalThis.fetch | undefined;
   /** Leeway for `exp` and `nbf` against clock skew between servers. Default: 5. */
   clockToleranceSeconds?: number | undefined;
+  /**
+   * The API audience tokens must name in `aud` (RFC 9068 section 2.2); unchecked when unset.
+   * The tenant's default is `{authUrl}/t/{tenantId}/api`. Default: `LATCHKEY_AUDIENCE`.
+   */
+  audience?: string | undefined;
 }
 
 export interface ResolvedConfig {
@@ -25,6 +30,7 @@ export interface ResolvedConfig {
   readonly authUrl: string;
   readonly fetch: typeof globalThis.fetch | undefined;
   readonly clockToleranceSeconds: number;
+  readonly audience: string | undefined;
 }
 
 export const DEFAULT_API_URL = 'http://localhost:8787';
@@ -66,6 +72,13 @@ export function resolveConfig(
       action: 'Pass a fetch implementation, or leave it out to use the global fetch.',
     });
   }
+  const audience = options.audience ?? nonEmpty(env.LATCHKEY_AUDIENCE);
+  if (audience !== undefined && (typeof audience !== 'string' || audience === '')) {
+    throw new LatchkeyError('option_invalid', {
+      reason: 'audience must be a non-empty string.',
+      action: 'Pass the audience that `latchkey tenant show` prints, or leave it out.',
+    });
+  }
   return Object.freeze({
     secretKey: options.secretKey ?? nonEmpty(env.LATCHKEY_SECRET_KEY),
     tenantId: options.tenantId ?? nonEmpty(env.LATCHKEY_TENANT_ID),
@@ -73,6 +86,7 @@ export function resolveConfig(
     authUrl,
     fetch: options.fetch,
     clockToleranceSeconds,
+    audience,
   });
 }
 

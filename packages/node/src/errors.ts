@@ -22,6 +22,7 @@ export const TOKEN_ERROR_CODES = [
   'token_not_yet_valid',
   'signature_invalid',
   'issuer_mismatch',
+  'audience_mismatch',
   'tenant_mismatch',
   'key_not_found',
   'jwks_unavailable',

@@ -54,7 +54,7 @@ export interface Latchkey {
 
 /**
  * Creates the SDK. Options fall back to LATCHKEY_SECRET_KEY, LATCHKEY_TENANT_ID,
- * LATCHKEY_API_URL and LATCHKEY_AUTH_URL. Missing keys are reported when first needed.
+ * LATCHKEY_API_URL, LATCHKEY_AUTH_URL and LATCHKEY_AUDIENCE. Missing keys are reported when first needed.
  */
 export function createLatchkey(options: LatchkeyOptions = {}): Latchkey {
   const config = resolveConfig(options, process.env);
@@ -64,6 +64,7 @@ export function createLatchkey(options: LatchkeyOptions = {}): Latchkey {
     verifyToken,
     introspect,
     tenantId: config.tenantId,
+    audience: config.audience,
     checkConfig(mode: 'local' | 'introspect') {
       if (mode === 'local') requireTenantId(config);
       else requireSecretKey(config);

@@ -72,6 +72,7 @@ export interface Verifiers {
   /** Fails at set-up, not on the first request, when the mode's configuration is missing. */
   checkConfig(mode: 'local' | 'introspect'): void;
   tenantId: string | undefined;
+  audience: string | undefined;
 }
 
 type Outcome =
@@ -135,6 +136,9 @@ function introspectAsClaims(verifiers: Verifiers): VerifyToken {
     }
     if (verifiers.tenantId !== undefined && result.tid !== verifiers.tenantId) {
       throw new Rejected('The access token belongs to another tenant.');
+    }
+    if (verifiers.audience !== undefined && result.aud !== verifiers.audience) {
+      throw new Rejected('The access token is meant for another API (aud).');
     }
     const { active: _active, ...claims } = result;
     return claims;

@@ -45,6 +45,7 @@ function buildVerifier(config: ResolvedConfig, tenantId: string): VerifyToken {
         algorithms: ['RS256'],
         typ: 'at+jwt',
         issuer,
+        ...(config.audience === undefined ? {} : { audience: config.audience }),
         requiredClaims: ['exp', 'iat'],
         clockTolerance: config.clockToleranceSeconds,
       }));
@@ -81,6 +82,16 @@ function mapJoseError(error: unknown, jwksUrl: URL): LatchkeyTokenError {
           {
             action:
               'Check that authUrl (LATCHKEY_AUTH_URL) is the public URL of the Latchkey service.',
+          },
+        );
+      case 'aud':
+        return tokenError(
+          'audience_mismatch',
+          'The access token is meant for another API (aud).',
+          error,
+          {
+            action:
+              "Set audience (LATCHKEY_AUDIENCE) to the tenant's audience, as `latchkey tenant show` prints it.",
           },
         );
       case 'typ':

@@ -172,6 +172,8 @@ export async function startLatchkey(): Promise<RealLatchkey> {
         iat: now,
         exp: now + 600,
         jti: randomUUID(),
+        aud: `${issuer(t)}/api`,
+        client_id: t.tenant.id,
         ...options.claims,
       };
       const header: Record<string, unknown> = {

@@ -173,6 +173,33 @@ for (const framework of Object.keys(FRAMEWORKS)) {
           // The scheme is case-insensitive (RFC 9110 section 11.1).
           expect((await get(url, `bearer ${ada.accessToken}`)).body).toEqual({ sub: ada.user.id });
         }));
+
+      it(`${mode}: with an audience, refuses a token meant for another API`, async () => {
+        const ours = `${PUBLIC_URL}/t/${t.tenant.id}/api`;
+        const accepted = service.client(t, { audience: ours });
+        await withApp(
+          framework,
+          { mode },
+          async (url) => {
+            expect((await get(url, `Bearer ${ada.accessToken}`)).body).toEqual({
+              sub: ada.user.id,
+            });
+          },
+          accepted,
+        );
+        const billing = service.client(t, { audience: 'https://billing.example/api' });
+        await withApp(
+          framework,
+          { mode },
+          async (url) => {
+            expectUnauthorized(
+              await get(url, `Bearer ${ada.accessToken}`),
+              'Bearer error="invalid_token"',
+            );
+          },
+          billing,
+        );
+      });
     }
 
     it('a revoked session: introspect answers 401 at once, local accepts the token until its exp', async () => {

@@ -62,6 +62,8 @@ describe('verifyToken against the real service', () => {
       iat: expect.any(Number),
       exp: expect.any(Number),
       jti: expect.any(String),
+      aud: `${PUBLIC_URL}/t/${t.tenant.id}/api`,
+      client_id: t.tenant.id,
     });
     expect(claims).toEqual(decodeJwt(ada.accessToken));
     expect(claims.exp - claims.iat).toBe(600);
@@ -91,6 +93,8 @@ describe('verifyToken against the real service', () => {
     ['with roles that are not strings', () => ({ roles: ['admin', 7] }), 'claims_invalid'],
     ['with scope as an array', () => ({ scope: ['openid'] }), 'claims_invalid'],
     ['with an empty sub', () => ({ sub: '' }), 'claims_invalid'],
+    ['without aud', () => ({ aud: undefined }), 'claims_invalid'],
+    ['without client_id', () => ({ client_id: undefined }), 'claims_invalid'],
   ] as const)('rejects a token %s', async (_, claims, code) => {
     const token = await service.forge(t, {
       claims: { ...decodeJwt(ada.accessToken), ...claims() },
@@ -98,6 +102,21 @@ describe('verifyToken against the real service', () => {
     const error = await rejection(service.client(t).verifyToken(token));
     expect(error.code).toBe(code);
     expect(error.message).not.toContain(token);
+  });
+
+  it("checks aud when given the tenant's audience, and names the mismatch", async () => {
+    const audience = `${PUBLIC_URL}/t/${t.tenant.id}/api`;
+    await expect(
+      service.client(t, { audience }).verifyToken(ada.accessToken),
+    ).resolves.toMatchObject({ aud: audience });
+    const elsewhere = service.client(t, { audience: 'https://billing.example/api' });
+    const error = await rejection(elsewhere.verifyToken(ada.accessToken));
+    expect(error.code).toBe('audience_mismatch');
+    expect(error.action).toContain('LATCHKEY_AUDIENCE');
+    vi.stubEnv('LATCHKEY_AUDIENCE', 'https://billing.example/api');
+    expect((await rejection(service.client(t).verifyToken(ada.accessToken))).code).toBe(
+      'audience_mismatch',
+    );
   });
 
   it('honours clockToleranceSeconds for exp', async () => {

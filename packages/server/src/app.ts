@@ -239,12 +239,18 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   });
 
   await app.register(swagger, {
+    // Shared schemas are named by their $id (Problem, User, Session), not def-0, def-1, ….
+    refResolver: {
+      buildLocalReference: (json, _baseUri, _fragment, i) =>
+        typeof json.$id === 'string' ? json.$id : `def-${i}`,
+    },
     openapi: {
       openapi: '3.1.0',
       info: {
         title: 'Latchkey',
         version: '0.1.0',
         description: 'Multi-tenant authentication service. Errors are RFC 9457 problem documents.',
+        license: { name: 'MIT', identifier: 'MIT' },
       },
       servers: [{ url: config.publicUrl }],
       components: {
@@ -253,6 +259,18 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
             type: 'http',
             scheme: 'bearer',
             description: 'A secret key, sk_test_… or sk_prod_…',
+          },
+          publishableKey: {
+            type: 'apiKey',
+            in: 'header',
+            name: 'X-Latchkey-Publishable-Key',
+            description: 'A publishable key, pk_test_… or pk_live_… (browsers; never a secret key)',
+          },
+          clientSecretBasic: {
+            type: 'http',
+            scheme: 'basic',
+            description:
+              'RFC 7662 client authentication (client_secret_basic): the tenant id as user name, a secret key as password',
           },
         },
       },

@@ -127,6 +127,29 @@ describe.each(DIALECTS)('latchkey CLI on %s', (dialect) => {
     secrets.push(acme.secretKey);
   });
 
+  it('tenant create makes the signing key at once; tenant update --audience sets aud', async () => {
+    created.audience = parsed(await cli('tenant', 'create', '--name', 'Api Co', '--json'));
+    const { tenant } = created.audience;
+    // A verifier that loads the JWKS at start-up must find a key before any token exists.
+    const keys = parsed(await cli('signing-key', 'list', '--tenant', tenant.id, '--json'));
+    expect(keys).toHaveLength(1);
+    const shown = await cli('tenant', 'show', tenant.id);
+    expect(shown.stdout).toContain(
+      `audience     http://localhost:8787/t/${tenant.id}/api (default)\n`,
+    );
+    const api = 'https://api.acme.example';
+    expect(
+      parsed(await cli('tenant', 'update', tenant.id, '--audience', api, '--json')).audience,
+    ).toBe(api);
+    expect((await cli('tenant', 'show', tenant.id)).stdout).toContain(`audience     ${api}\n`);
+    const bad = await cli('tenant', 'update', tenant.id, '--audience', 'two words');
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toContain('audience_invalid');
+    expect(
+      parsed(await cli('tenant', 'update', tenant.id, '--audience', '', '--json')).audience,
+    ).toBeNull();
+  });
+
   if (dialect === 'sqlite') {
     it('migrated SQLite in place on first use, so migrate finds nothing to do', async () => {
       const result = await cli('migrate');

@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ERROR_CATALOGUE } from '../src/errors/index.js';
-import { DIALECTS, email, json, postJson, startApp, type TestApp } from './support.js';
+import { type Body, DIALECTS, email, json, postJson, startApp, type TestApp } from './support.js';
 
 describe.each(DIALECTS)('operations endpoints on %s', (dialect) => {
   let app: TestApp;
@@ -85,6 +85,43 @@ describe('the OpenAPI document and the error catalogue', () => {
     expect(
       Object.keys(op.responses['201'].content['application/json'].schema.properties).sort(),
     ).toEqual(['createdAt', 'email', 'userId', 'verificationRequired']);
+  });
+
+  it('names every operation, states its security, and types errors as problem+json', async () => {
+    const doc = await json(await app.request('/v1/openapi.json'));
+    const operations = Object.values(doc.paths as Record<string, Record<string, Body>>).flatMap(
+      (ops) => Object.values(ops),
+    );
+    const ids = operations.map((op) => op.operationId);
+    expect(ids.every((id) => typeof id === 'string' && /^[a-z][A-Za-z]+$/.test(id))).toBe(true);
+    expect(new Set(ids).size).toBe(ids.length);
+    for (const op of operations) {
+      expect(op.security, op.operationId).toBeInstanceOf(Array);
+      for (const [status, response] of Object.entries(op.responses as Record<string, Body>)) {
+        // 503 of /readyz is its JSON report, not a problem.
+        if (!status.startsWith('4')) continue;
+        expect(response.content, `${op.operationId} ${status}`).toEqual({
+          'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } },
+        });
+      }
+    }
+    expect(Object.keys(doc.components.schemas).every((name) => !name.startsWith('def-'))).toBe(
+      true,
+    );
+    expect(doc.components.schemas.Problem.required).toEqual(
+      expect.arrayContaining(['type', 'title', 'status', 'detail', 'code']),
+    );
+    expect(doc.paths['/v1/client/token'].post.security).toEqual([{ publishableKey: [] }]);
+    expect(doc.paths['/api/auth/introspect'].post.security).toEqual([
+      { secretKey: [] },
+      { clientSecretBasic: [] },
+    ]);
+    expect(doc.paths['/t/{tenantId}/.well-known/jwks.json'].get.security).toEqual([]);
+    expect(doc.components.securitySchemes.publishableKey).toMatchObject({
+      type: 'apiKey',
+      in: 'header',
+      name: 'X-Latchkey-Publishable-Key',
+    });
   });
 
   it('docs/errors.md lists exactly the codes of the catalogue, with their statuses', () => {

@@ -14,8 +14,9 @@ import pg from 'pg';
 import { type App, buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config/config.js';
 import type { Environment, Plan } from '../src/config/defaults.js';
-import { createKey, type Scope } from '../src/modules/keys/index.js';
-import { createTenant, type Tenant } from '../src/modules/tenants/index.js';
+import type { Scope } from '../src/modules/keys/index.js';
+import { provisionTenant } from '../src/modules/provisioning/index.js';
+import type { Tenant } from '../src/modules/tenants/index.js';
 import type { SignInPolicy } from '../src/modules/users/index.js';
 import { type DialectName, migrateToLatest, openDatabase } from '../src/storage/index.js';
 
@@ -137,6 +138,7 @@ export interface TenantOptions {
   requireEmailVerification?: boolean;
   allowedOrigins?: string[];
   scopes?: Scope[];
+  audience?: string;
 }
 
 export interface TestTenant {
@@ -194,18 +196,20 @@ export async function startApp(
     logs,
     async tenant(t: TenantOptions = {}) {
       const db = built.ctx.database.db;
-      const tenant = await createTenant(db, {
-        name: `Tenant ${randomUUID().slice(0, 8)}`,
-        plan: t.plan ?? 'enterprise',
-        rps: t.plan && t.plan !== 'enterprise' ? undefined : (t.rps ?? 10_000),
-        rpm: t.plan && t.plan !== 'enterprise' ? undefined : (t.rpm ?? 100_000),
-        environment: t.environment ?? 'development',
-        requireEmailVerification: t.requireEmailVerification ?? false,
-        allowedOrigins: t.allowedOrigins ?? [],
-      });
-      const secret = await createKey(db, tenant.id, { kind: 'secret', scopes: t.scopes });
-      const publishable = await createKey(db, tenant.id, { kind: 'publishable' });
-      return { tenant, secretKey: secret.plaintext, publishableKey: publishable.plaintext };
+      return provisionTenant(
+        { db, signingKeys: built.ctx.signingKeys },
+        {
+          name: `Tenant ${randomUUID().slice(0, 8)}`,
+          plan: t.plan ?? 'enterprise',
+          rps: t.plan && t.plan !== 'enterprise' ? undefined : (t.rps ?? 10_000),
+          rpm: t.plan && t.plan !== 'enterprise' ? undefined : (t.rpm ?? 100_000),
+          environment: t.environment ?? 'development',
+          requireEmailVerification: t.requireEmailVerification ?? false,
+          allowedOrigins: t.allowedOrigins ?? [],
+          audience: t.audience,
+        },
+        { scopes: t.scopes },
+      );
     },
     request: (path, init) => fetch(url + path, init),
     async dispose() {

@@ -111,6 +111,8 @@ describe.each(DIALECTS)('sessions, tokens and introspection on %s', (dialect) =>
         algorithms: ['RS256'],
       });
       expect(Object.keys(payload).sort()).toEqual([
+        'aud',
+        'client_id',
         'email',
         'exp',
         'iat',
@@ -128,9 +130,42 @@ describe.each(DIALECTS)('sessions, tokens and introspection on %s', (dialect) =>
         tid: t.tenant.id,
         sid: s.sessionId,
         roles: [],
+        // RFC 9068 section 2.2, with the documented defaults.
+        aud: `${app.ctx.authUrl}/t/${t.tenant.id}/api`,
+        client_id: t.tenant.id,
       });
       expect(typeof payload.scope).toBe('string');
       expect((payload.exp as number) - (payload.iat as number)).toBe(600);
+    });
+
+    it("names the tenant's own audience once it sets one, and refuses a bad one", async () => {
+      const api = await app.tenant();
+      const { updateTenant } = await import('../src/modules/tenants/index.js');
+      await updateTenant(app.ctx.database.db, api.tenant.id, {
+        audience: 'https://api.example.com',
+      });
+      const s = await session(api);
+      const jwks = createRemoteJWKSet(
+        new URL(`${app.url}/t/${api.tenant.id}/.well-known/jwks.json`),
+      );
+      const verify = (audience: string) =>
+        jwtVerify(s.accessToken, jwks, {
+          issuer: `${app.ctx.authUrl}/t/${api.tenant.id}`,
+          audience,
+        });
+      await expect(verify('https://api.example.com')).resolves.toBeDefined();
+      await expect(verify(`${app.ctx.authUrl}/t/${api.tenant.id}/api`)).rejects.toThrow(/aud/);
+      expect(JSON.parse(await introspect(s.accessToken, api.secretKey)).aud).toBe(
+        'https://api.example.com',
+      );
+      for (const audience of ['has space', 'https://', 'x'.repeat(257)]) {
+        await expect(
+          updateTenant(app.ctx.database.db, api.tenant.id, { audience }),
+        ).rejects.toMatchObject({ code: 'validation_failed' });
+      }
+      // Empty restores the default.
+      const reset = await updateTenant(app.ctx.database.db, api.tenant.id, { audience: '' });
+      expect(reset.audience).toBeNull();
     });
 
     it('honours the tenant token lifetime', async () => {
@@ -278,6 +313,8 @@ describe.each(DIALECTS)('sessions, tokens and introspection on %s', (dialect) =>
         roles: [],
         scope: expect.any(String),
         exp: expect.any(Number),
+        aud: `${app.ctx.authUrl}/t/${t.tenant.id}/api`,
+        client_id: t.tenant.id,
       });
     });
 
@@ -471,7 +508,6 @@ describe.each(DIALECTS)('sessions, tokens and introspection on %s', (dialect) =>
 
   describe('JWKS and discovery', () => {
     it('publish the keys and the endpoints, cacheably and readable from browsers', async () => {
-      await session();
       const res = await app.request(`/t/${t.tenant.id}/.well-known/jwks.json`);
       expect(res.status).toBe(200);
       expect(res.headers.get('cache-control')).toMatch(/public, max-age=\d+/);
@@ -498,7 +534,7 @@ describe.each(DIALECTS)('sessions, tokens and introspection on %s', (dialect) =>
       const discovery = await json(
         await app.request(`/t/${t.tenant.id}/.well-known/openid-configuration`),
       );
-      expect(discovery).toEqual({
+      expect(discovery).toMatchObject({
         issuer: `${app.ctx.authUrl}/t/${t.tenant.id}`,
         jwks_uri: `${app.ctx.authUrl}/t/${t.tenant.id}/.well-known/jwks.json`,
         introspection_endpoint: `${app.ctx.authUrl}/api/auth/introspect`,
@@ -509,6 +545,14 @@ describe.each(DIALECTS)('sessions, tokens and introspection on %s', (dialect) =>
       expect((await app.request('/t/not-a-uuid/.well-known/openid-configuration')).status).toBe(
         404,
       );
+    });
+
+    it("hold a new tenant's signing key before its first token, and sign with it", async () => {
+      const fresh = await app.tenant();
+      const { keys } = await json(await app.request(`/t/${fresh.tenant.id}/.well-known/jwks.json`));
+      expect(keys).toHaveLength(1);
+      const s = await session(fresh);
+      expect(decodeProtectedHeader(s.accessToken).kid).toBe(keys[0].kid);
     });
 
     it('never store a private key in the clear', async () => {

@@ -18,7 +18,8 @@ usage:
                          [--env development|production] [--origin URL]... [--json]
   latchkey tenant list|show ID|update ID [--plan P] [--rps N] [--rpm N] [--origin URL]...
                          [--require-verification true|false] [--token-ttl SECONDS]
-                         [--logo-url https://…] [--primary-color #rrggbb] [--json]
+                         [--logo-url https://…] [--primary-color #rrggbb]
+                         [--audience URI (token aud; '' for {auth_url}/t/ID/api)] [--json]
   latchkey keys create --tenant ID [--kind secret|publishable] [--scope S]... [--name N] [--json]
   latchkey keys list --tenant ID [--json]
   latchkey keys revoke --tenant ID KEY_ID [--json]
@@ -96,7 +97,7 @@ export async function runCli(
         );
         return 0;
       case 'tenant':
-        await withDatabase(config, (database) => tenantCommand(database, args, output));
+        await withDatabase(config, (database) => tenantCommand(config, database, args, output));
         if (args[0] === 'update') await tellInstances(config, output);
         return 0;
       case 'keys':

@@ -1,4 +1,5 @@
 import type { ApiKey } from '../modules/keys/index.js';
+import { audienceOf } from '../modules/sessions/index.js';
 import type { Tenant } from '../modules/tenants/index.js';
 
 export interface Output {
@@ -10,7 +11,7 @@ export function json(output: Output, value: unknown): void {
   output.out(JSON.stringify(value, null, 2));
 }
 
-export function describeTenant(output: Output, t: Tenant): void {
+export function describeTenant(output: Output, t: Tenant, authUrl: string): void {
   output.out(`tenant       ${t.id}`);
   output.out(`name         ${t.name}`);
   output.out(`environment  ${t.environment}`);
@@ -18,6 +19,7 @@ export function describeTenant(output: Output, t: Tenant): void {
   output.out(`origins      ${t.allowedOrigins.join(' ') || '(none)'}`);
   output.out(`verification ${t.requireEmailVerification ? 'required' : 'not required'}`);
   output.out(`token ttl    ${t.accessTokenTtl} s`);
+  output.out(`audience     ${audienceOf(authUrl, t)}${t.audience ? '' : ' (default)'}`);
 }
 
 export function describeKey(output: Output, k: ApiKey): void {

@@ -1,15 +1,16 @@
 import { buildApp } from '../app.js';
 import type { Config } from '../config/config.js';
-import { createKey } from '../modules/keys/index.js';
-import { createTenant, listTenants } from '../modules/tenants/index.js';
-import { type Database, openDatabase, pendingMigrations } from '../storage/index.js';
+import type { AppContext } from '../http/context.js';
+import { provisionTenant } from '../modules/provisioning/index.js';
+import { listTenants } from '../modules/tenants/index.js';
+import { openDatabase, pendingMigrations } from '../storage/index.js';
 import { parse } from './args.js';
 import type { Output } from './output.js';
 
 /** First run of `npm start`: a development tenant to try things with. */
-async function demo(database: Database, config: Config, output: Output): Promise<void> {
-  const tenants = await listTenants(database.db);
-  const base = config.publicUrl;
+async function demo(ctx: AppContext, output: Output): Promise<void> {
+  const tenants = await listTenants(ctx.database.db);
+  const base = ctx.config.publicUrl;
   if (tenants.length > 0) {
     const first = tenants[0];
     output.out(`Tenants: ${tenants.length} (first: ${first?.name} ${first?.id}).`);
@@ -17,24 +18,23 @@ async function demo(database: Database, config: Config, output: Output): Promise
     output.out(`A new secret key: npx latchkey keys create --tenant ${first?.id}`);
     return;
   }
-  const tenant = await createTenant(database.db, {
-    name: 'Demo',
-    environment: 'development',
-    allowedOrigins: ['http://localhost:5173', new URL(base).origin],
-  });
-  const secret = await createKey(database.db, tenant.id, { kind: 'secret', name: 'demo' });
-  const publishable = await createKey(database.db, tenant.id, {
-    kind: 'publishable',
-    name: 'demo',
-  });
+  const { tenant, secretKey, publishableKey } = await provisionTenant(
+    { db: ctx.database.db, signingKeys: ctx.signingKeys },
+    {
+      name: 'Demo',
+      environment: 'development',
+      allowedOrigins: ['http://localhost:5173', new URL(base).origin],
+    },
+    { name: 'demo' },
+  );
   output.out('');
   output.out('A demo tenant was created (first run):');
   output.out(`  tenant id        ${tenant.id}`);
-  output.out(`  secret key       ${secret.plaintext}   (shown only now)`);
-  output.out(`  publishable key  ${publishable.plaintext}`);
+  output.out(`  secret key       ${secretKey}   (shown only now)`);
+  output.out(`  publishable key  ${publishableKey}`);
   output.out('');
   const hosted = new URLSearchParams({
-    pk: publishable.plaintext,
+    pk: publishableKey,
     redirect_url: 'http://localhost:5173/callback',
   });
   output.out(
@@ -44,7 +44,7 @@ async function demo(database: Database, config: Config, output: Output): Promise
   output.out('');
   output.out('Try it:');
   output.out(
-    `  curl -i ${base}/v1/auth/sign-up -H 'authorization: Bearer ${secret.plaintext}' -H 'content-type: application/json' -d '{"email":"ada@example.com","password":"correct horse battery"}'`,
+    `  curl -i ${base}/v1/auth/sign-up -H 'authorization: Bearer ${secretKey}' -H 'content-type: application/json' -d '{"email":"ada@example.com","password":"correct horse battery"}'`,
   );
 }
 
@@ -60,13 +60,13 @@ export async function serveCommand(config: Config, args: string[], output: Outpu
       );
     }
   }
-  const { app, close } = await buildApp(config, { database });
+  const { app, ctx, close } = await buildApp(config, { database });
   await app.listen({ port: config.port, host: config.host });
   const base = config.publicUrl;
   output.out(`Latchkey is listening on ${base}  (${database.dialect})`);
   output.out(`  API reference  ${base}/v1/openapi.json`);
   output.out(`  health         ${base}/healthz  ${base}/readyz  ${base}/metrics`);
-  if (values.demo) await demo(database, config, output);
+  if (values.demo) await demo(ctx, output);
 
   let stopping = false;
   const stop = async (signal: string) => {

@@ -1,6 +1,9 @@
+import type { Config } from '../config/config.js';
 import type { Environment, Plan } from '../config/defaults.js';
-import { createKey } from '../modules/keys/index.js';
-import { createTenant, getTenant, listTenants, updateTenant } from '../modules/tenants/index.js';
+import { SecretBox } from '../crypto/secret-box.js';
+import { provisionTenant } from '../modules/provisioning/index.js';
+import { SigningKeys } from '../modules/sessions/index.js';
+import { getTenant, listTenants, updateTenant } from '../modules/tenants/index.js';
 import type { Database } from '../storage/index.js';
 import { bool, integer, parse, required, UsageError } from './args.js';
 import { describeTenant, json, type Output } from './output.js';
@@ -16,10 +19,12 @@ const TENANT_FLAGS = {
   'token-ttl': { type: 'string' },
   'logo-url': { type: 'string' },
   'primary-color': { type: 'string' },
+  audience: { type: 'string' },
   json: { type: 'boolean' },
 } as const;
 
 export async function tenantCommand(
+  config: Config,
   database: Database,
   args: string[],
   output: Output,
@@ -37,26 +42,21 @@ export async function tenantCommand(
     accessTokenTtl: integer(values['token-ttl'], '--token-ttl'),
     logoUrl: values['logo-url'],
     primaryColor: values['primary-color'],
+    audience: values.audience,
   };
   switch (sub) {
     case 'create': {
       required(values.name, '--name');
-      const tenant = await createTenant(db, {
-        ...input,
-        environment: values.env as Environment | undefined,
-      });
-      const secret = await createKey(db, tenant.id, { kind: 'secret', name: 'default' });
-      const publishable = await createKey(db, tenant.id, { kind: 'publishable', name: 'default' });
-      if (values.json) {
-        return json(output, {
-          tenant,
-          secretKey: secret.plaintext,
-          publishableKey: publishable.plaintext,
-        });
-      }
-      describeTenant(output, tenant);
-      output.out(`secret key   ${secret.plaintext}   (shown only now; store it safely)`);
-      output.out(`publishable  ${publishable.plaintext}`);
+      const signingKeys = new SigningKeys(db, new SecretBox(config.secret));
+      const { tenant, secretKey, publishableKey } = await provisionTenant(
+        { db, signingKeys },
+        { ...input, environment: values.env as Environment | undefined },
+        { name: 'default' },
+      );
+      if (values.json) return json(output, { tenant, secretKey, publishableKey });
+      describeTenant(output, tenant, config.publicUrl);
+      output.out(`secret key   ${secretKey}   (shown only now; store it safely)`);
+      output.out(`publishable  ${publishableKey}`);
       return;
     }
     case 'list': {
@@ -68,13 +68,13 @@ export async function tenantCommand(
     }
     case 'show': {
       const tenant = await getTenant(db, required(positionals[0], 'TENANT_ID'));
-      return values.json ? json(output, tenant) : describeTenant(output, tenant);
+      return values.json ? json(output, tenant) : describeTenant(output, tenant, config.publicUrl);
     }
     case 'update': {
       if (values.env)
         throw new UsageError('a tenant cannot change environment; create another tenant');
       const tenant = await updateTenant(db, required(positionals[0], 'TENANT_ID'), input);
-      return values.json ? json(output, tenant) : describeTenant(output, tenant);
+      return values.json ? json(output, tenant) : describeTenant(output, tenant, config.publicUrl);
     }
     default:
       throw new UsageError('usage: latchkey tenant create|list|show|update …');

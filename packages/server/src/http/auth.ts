@@ -7,7 +7,7 @@ import type { AppContext } from './context.js';
 import { sendProblem } from './problem.js';
 
 /** RFC 6750 section 2.1: `Authorization: Bearer <token>`, scheme case-insensitive. */
-function bearer(request: FastifyRequest): string | undefined {
+export function bearer(request: FastifyRequest): string | undefined {
   const header = request.headers.authorization;
   if (!header) return undefined;
   const match = /^Bearer +(\S+) *$/i.exec(header);
@@ -18,7 +18,7 @@ function bearer(request: FastifyRequest): string | undefined {
  * A failed key costs the client address one unit; past the limit a client gets 429, so a
  * stolen-key guessing loop stops early. The address honours TRUST_PROXY.
  */
-async function refuseKey(
+export async function refuseKey(
   ctx: AppContext,
   request: FastifyRequest,
   error: LatchkeyError,
@@ -39,40 +39,67 @@ async function refuseKey(
   throw error;
 }
 
+/** The WWW-Authenticate challenges (RFC 7235 section 4.1) for a missing and a wrong key. */
+export interface Challenges {
+  missing: string;
+  invalid: string;
+  /** How to send a key, for the problem's detail when none was sent. */
+  hint?: string;
+}
+
+const BEARER_CHALLENGES: Challenges = {
+  missing: 'Bearer realm="latchkey"',
+  invalid: 'Bearer realm="latchkey", error="invalid_token"',
+};
+
+/** A live secret key holding `scope`; a missing or wrong one costs the address (refuseKey). */
+export async function authenticateSecretKey(
+  ctx: AppContext,
+  request: FastifyRequest,
+  presented: string | undefined,
+  scope: Scope,
+  challenges: Challenges = BEARER_CHALLENGES,
+): Promise<KeyContext> {
+  if (!presented) {
+    await refuseKey(
+      ctx,
+      request,
+      new LatchkeyError(
+        'unauthorized',
+        challenges.hint ?? 'Send a secret key as Authorization: Bearer sk_…',
+        {
+          headers: { 'www-authenticate': challenges.missing },
+        },
+      ),
+    );
+  }
+  const found = await ctx.keys.resolve(presented as string);
+  if (!found) {
+    await refuseKey(
+      ctx,
+      request,
+      new LatchkeyError('unauthorized', 'The key is not valid or has been revoked', {
+        headers: { 'www-authenticate': challenges.invalid },
+      }),
+    );
+  }
+  const auth = found as NonNullable<typeof found>;
+  if (auth.key.kind !== 'secret') {
+    throw new LatchkeyError(
+      'forbidden',
+      'This endpoint needs a secret key (sk_…); publishable keys are for browsers',
+    );
+  }
+  if (!auth.key.scopes.includes(scope)) {
+    throw new LatchkeyError('forbidden', `This key lacks the ${scope} scope`);
+  }
+  return auth;
+}
+
 /** Step "authenticate key": a live secret key holding `scope`. */
 export function requireSecretKey(ctx: AppContext, scope: Scope): onRequestHookHandler {
   return async (request: FastifyRequest) => {
-    const presented = bearer(request);
-    if (!presented) {
-      await refuseKey(
-        ctx,
-        request,
-        new LatchkeyError('unauthorized', 'Send a secret key as Authorization: Bearer sk_…', {
-          headers: { 'www-authenticate': 'Bearer realm="latchkey"' },
-        }),
-      );
-    }
-    const found = await ctx.keys.resolve(presented as string);
-    if (!found) {
-      await refuseKey(
-        ctx,
-        request,
-        new LatchkeyError('unauthorized', 'The key is not valid or has been revoked', {
-          headers: { 'www-authenticate': 'Bearer realm="latchkey", error="invalid_token"' },
-        }),
-      );
-    }
-    const auth = found as NonNullable<typeof found>;
-    if (auth.key.kind !== 'secret') {
-      throw new LatchkeyError(
-        'forbidden',
-        'This endpoint needs a secret key (sk_…); publishable keys are for browsers',
-      );
-    }
-    if (!auth.key.scopes.includes(scope)) {
-      throw new LatchkeyError('forbidden', `This key lacks the ${scope} scope`);
-    }
-    request.apiKey = auth;
+    request.apiKey = await authenticateSecretKey(ctx, request, bearer(request), scope);
   };
 }
 

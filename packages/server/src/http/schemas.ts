@@ -17,9 +17,27 @@ export const Problem = Type.Object(
 
 const ref = Type.Unsafe<unknown>({ $ref: 'Problem#' });
 
-/** Problem responses for the statuses a route can answer with. */
+const MEANINGS: Record<number, string> = {
+  400: 'Bad request (invalid_request)',
+  401: 'Missing or wrong key (unauthorized)',
+  403: 'Wrong key kind or scope (forbidden)',
+  404: 'Not found (not_found)',
+  409: 'Conflict, e.g. email_taken',
+  413: 'Payload too large (payload_too_large)',
+  415: 'Unsupported media type (unsupported_media_type)',
+  422: 'Field rules failed (validation_failed, with errors[])',
+  429: 'Rate limited (rate_limited), with Retry-After',
+};
+
+/** Problem responses (RFC 9457, application/problem+json) for the statuses a route can answer with. */
 export function problems(...statuses: number[]): Record<number, unknown> {
   return Object.fromEntries(
-    statuses.map((s) => [s, { ...ref, description: 'application/problem+json' }]),
+    statuses.map((s) => [
+      s,
+      {
+        description: MEANINGS[s] ?? 'Problem',
+        content: { 'application/problem+json': { schema: ref } },
+      },
+    ]),
   );
 }

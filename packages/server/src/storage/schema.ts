@@ -22,6 +22,8 @@ export interface TenantsTable {
   password_enabled: number;
   logo_url: string | null;
   primary_color: string | null;
+  /** The `aud` of access tokens (RFC 9068 section 2.2); null: `{auth_url}/t/{id}/api`. */
+  audience: string | null;
   created_at: Millis;
   updated_at: Millis;
 }

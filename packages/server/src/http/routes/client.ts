@@ -49,6 +49,8 @@ export function clientRoutes(server: FastifyInstance, ctx: AppContext) {
     '/public/config',
     {
       schema: {
+        operationId: 'getPublicConfig',
+        security: [{ publishableKey: [] }],
         summary: "The tenant's public configuration, for the browser libraries",
         tags: ['client'],
         querystring: Type.Object({ pk: Type.Optional(Type.String({ maxLength: 128 })) }),
@@ -91,6 +93,8 @@ export function clientRoutes(server: FastifyInstance, ctx: AppContext) {
     '/v1/client/token',
     {
       schema: {
+        operationId: 'exchangeClientToken',
+        security: [{ publishableKey: [] }],
         summary: 'Browser token endpoint: redeem a PKCE sign-in code, or rotate a refresh token',
         description:
           'grant_type=authorization_code with code and code_verifier (RFC 7636, S256), or grant_type=refresh_token. Publishable key; the Origin must be an allowed origin of the tenant.',

@@ -3,7 +3,8 @@ import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { LatchkeyError } from '../../errors/index.js';
 import { introspect } from '../../modules/introspection/index.js';
-import { authOf, rateLimitTenant, requireSecretKey } from '../auth.js';
+import { authOf } from '../auth.js';
+import { introspectionClient } from '../client-auth.js';
 import type { AppContext } from '../context.js';
 import { parseForm } from '../form-body.js';
 import { problems } from '../schemas.js';
@@ -12,6 +13,12 @@ const Body = Type.Object(
   {
     token: Type.String({ description: 'The access token to check' }),
     token_type_hint: Type.Optional(Type.String({ maxLength: 64 })),
+    client_id: Type.Optional(
+      Type.String({ maxLength: 64, description: 'client_secret_post: the tenant id' }),
+    ),
+    client_secret: Type.Optional(
+      Type.String({ maxLength: 128, description: 'client_secret_post: a secret key' }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -29,6 +36,8 @@ const Result = Type.Object(
     iat: Type.Optional(Type.Integer()),
     iss: Type.Optional(Type.String()),
     jti: Type.Optional(Type.String()),
+    aud: Type.Optional(Type.String({ description: "The tenant's API audience (RFC 9068)" })),
+    client_id: Type.Optional(Type.String({ description: 'The tenant id (RFC 9068)' })),
     token_type: Type.Optional(Type.String()),
   },
   { description: 'An inactive answer is exactly {"active":false}.' },
@@ -38,6 +47,7 @@ const Result = Type.Object(
 const INTROSPECTION_BODY_LIMIT = 2 * 1024 * 1024;
 
 export function introspectionRoutes(app: FastifyInstance, ctx: AppContext) {
+  const client = introspectionClient(ctx, 'tokens:introspect');
   // RFC 7662 section 2.1: the request is form-encoded; the reference sends JSON. Both work.
   app.register(async (plain) => {
     const scope = plain.withTypeProvider<TypeBoxTypeProvider>();
@@ -52,16 +62,18 @@ export function introspectionRoutes(app: FastifyInstance, ctx: AppContext) {
         bodyLimit: INTROSPECTION_BODY_LIMIT,
         attachValidation: true,
         schema: {
+          operationId: 'introspectToken',
           summary: 'Is this access token active for my tenant? (RFC 7662)',
           description:
             'Inactive when the token is invalid, expired, of another tenant, or its session is revoked or its user disabled or deleted. A missing `token` is a bad request (400).',
           tags: ['tokens'],
-          security: [{ secretKey: [] }],
+          security: [{ secretKey: [] }, { clientSecretBasic: [] }],
           consumes: ['application/json', 'application/x-www-form-urlencoded'],
           body: Body,
           response: { 200: Result, ...problems(400, 401, 403, 413, 415, 429) },
         },
-        onRequest: [requireSecretKey(ctx, 'tokens:introspect'), rateLimitTenant(ctx)],
+        onRequest: client.onRequest,
+        preHandler: client.preHandler,
       },
       async (request, reply) => {
         if (request.validationError) {

@@ -11,7 +11,15 @@ const Readiness = Type.Object({
 export function operationsRoutes(app: FastifyInstance, ctx: AppContext) {
   app.get(
     '/healthz',
-    { schema: { summary: 'The process is up', tags: ['operations'], response: { 200: Health } } },
+    {
+      schema: {
+        operationId: 'getHealth',
+        security: [],
+        summary: 'The process is up',
+        tags: ['operations'],
+        response: { 200: Health },
+      },
+    },
     async () => ({ status: 'ok' }),
   );
 
@@ -19,6 +27,8 @@ export function operationsRoutes(app: FastifyInstance, ctx: AppContext) {
     '/readyz',
     {
       schema: {
+        operationId: 'getReadiness',
+        security: [],
         summary: 'The database (and Redis, when configured) answer',
         tags: ['operations'],
         response: { 200: Readiness, 503: Readiness },
@@ -47,7 +57,15 @@ export function operationsRoutes(app: FastifyInstance, ctx: AppContext) {
 
   app.get(
     '/metrics',
-    { schema: { summary: 'Prometheus metrics', tags: ['operations'], hide: false } },
+    {
+      schema: {
+        operationId: 'getMetrics',
+        security: [],
+        summary: 'Prometheus metrics',
+        tags: ['operations'],
+        hide: false,
+      },
+    },
     async (_request, reply) => {
       const body = await ctx.metrics.registry.metrics();
       return reply.header('content-type', ctx.metrics.registry.contentType).send(body);
@@ -56,7 +74,14 @@ export function operationsRoutes(app: FastifyInstance, ctx: AppContext) {
 
   app.get(
     '/v1/openapi.json',
-    { schema: { summary: 'This OpenAPI document', tags: ['operations'] } },
+    {
+      schema: {
+        operationId: 'getOpenApiDocument',
+        security: [],
+        summary: 'This OpenAPI document',
+        tags: ['operations'],
+      },
+    },
     async () => app.swagger(),
   );
 }

@@ -30,6 +30,7 @@ export function sessionRoutes(server: FastifyInstance, ctx: AppContext) {
     '/v1/auth/sign-in',
     {
       schema: {
+        operationId: 'signIn',
         summary: 'Sign a user in with e-mail and password; starts a session',
         description:
           'A wrong password and an unknown e-mail get the same 401 invalid_credentials. Repeated failures are slowed, then refused with 429 (README, "Sign-in failures").',
@@ -61,6 +62,7 @@ export function sessionRoutes(server: FastifyInstance, ctx: AppContext) {
     '/v1/auth/token',
     {
       schema: {
+        operationId: 'refreshTokens',
         summary: 'Exchange a refresh token for new tokens (the refresh token rotates)',
         description: 'Presenting a refresh token a second time revokes its whole session.',
         tags: ['sessions'],
@@ -79,6 +81,7 @@ export function sessionRoutes(server: FastifyInstance, ctx: AppContext) {
     '/v1/auth/sign-out',
     {
       schema: {
+        operationId: 'signOut',
         summary: 'End the session of a refresh token',
         description: 'Answers 204 whether or not the token was known (RFC 7009 section 2.2).',
         tags: ['sessions'],

@@ -11,6 +11,7 @@ export function signUpRoutes(server: FastifyInstance, ctx: AppContext) {
     '/v1/auth/sign-up',
     {
       schema: {
+        operationId: 'signUp',
         summary: 'Create a user with e-mail and password',
         tags: ['users'],
         security: [{ secretKey: [] }],

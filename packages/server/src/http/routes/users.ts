@@ -55,6 +55,7 @@ export function userRoutes(server: FastifyInstance, ctx: AppContext) {
     '/v1/users',
     {
       schema: {
+        operationId: 'listUsers',
         summary: 'List users, oldest first, with cursor pagination',
         tags,
         security,
@@ -83,6 +84,7 @@ export function userRoutes(server: FastifyInstance, ctx: AppContext) {
     '/v1/users/:userId',
     {
       schema: {
+        operationId: 'getUser',
         summary: 'Get a user',
         tags,
         security,
@@ -98,6 +100,7 @@ export function userRoutes(server: FastifyInstance, ctx: AppContext) {
     '/v1/users/:userId',
     {
       schema: {
+        operationId: 'updateUser',
         summary: 'Update a user: name, metadata, roles, disabled',
         tags,
         security,
@@ -115,6 +118,7 @@ export function userRoutes(server: FastifyInstance, ctx: AppContext) {
     '/v1/users/:userId',
     {
       schema: {
+        operationId: 'deleteUser',
         summary: 'Delete a user and every session of theirs',
         tags,
         security,
@@ -133,6 +137,7 @@ export function userRoutes(server: FastifyInstance, ctx: AppContext) {
     '/v1/users/:userId/sessions',
     {
       schema: {
+        operationId: 'listUserSessions',
         summary: "List a user's sessions, newest first",
         tags,
         security,
@@ -156,6 +161,7 @@ export function userRoutes(server: FastifyInstance, ctx: AppContext) {
     '/v1/users/:userId/sessions',
     {
       schema: {
+        operationId: 'revokeUserSessions',
         summary: 'Revoke every session of a user (sign out everywhere)',
         tags,
         security,
@@ -174,6 +180,7 @@ export function userRoutes(server: FastifyInstance, ctx: AppContext) {
     '/v1/sessions/:sessionId',
     {
       schema: {
+        operationId: 'revokeSession',
         summary: 'Revoke one session',
         tags: ['sessions'],
         security,

@@ -1,16 +1,51 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { LatchkeyError } from '../../errors/index.js';
 import { issuerOf } from '../../modules/sessions/index.js';
 import { getTenant } from '../../modules/tenants/index.js';
 import { isUuid } from '../../storage/index.js';
 import { sendCacheable } from '../cacheable.js';
+import { CLIENT_AUTH_METHODS } from '../client-auth.js';
 import type { AppContext } from '../context.js';
 import { problems } from '../schemas.js';
 
 const Params = Type.Object({ tenantId: Type.String({ maxLength: 64 }) });
 /** Short, so that a rotated key reaches verifiers quickly even through shared caches. */
 const CACHE_CONTROL = 'public, max-age=60, stale-while-revalidate=30';
+
+const Metadata = Type.Object({
+  issuer: Type.String(),
+  authorization_endpoint: Type.String(),
+  jwks_uri: Type.String(),
+  introspection_endpoint: Type.String(),
+  introspection_endpoint_auth_methods_supported: Type.Array(Type.String()),
+  response_types_supported: Type.Array(Type.String()),
+  response_modes_supported: Type.Array(Type.String()),
+  grant_types_supported: Type.Array(Type.String()),
+  subject_types_supported: Type.Array(Type.String()),
+});
+
+/**
+ * Only what the service honours. The hosted page answers with the access token in the
+ * fragment (the implicit response, RFC 6749 section 4.2.2), so there is no OAuth token
+ * endpoint to name (RFC 8414 section 2 needs one only for other grants); no ID tokens are
+ * issued, so OpenID's id_token_signing_alg_values_supported is left out rather than claimed.
+ */
+export function metadataOf(authUrl: string, tenantId: string) {
+  const issuer = issuerOf(authUrl, tenantId);
+  return {
+    issuer,
+    authorization_endpoint: `${authUrl}/sign-in`,
+    jwks_uri: `${issuer}/.well-known/jwks.json`,
+    introspection_endpoint: `${authUrl}/api/auth/introspect`,
+    introspection_endpoint_auth_methods_supported: [...CLIENT_AUTH_METHODS],
+    response_types_supported: ['token'],
+    response_modes_supported: ['fragment'],
+    grant_types_supported: ['implicit'],
+    // `sub` is the user's id, the same for every app of the tenant.
+    subject_types_supported: ['public'],
+  };
+}
 
 export function wellKnownRoutes(app: FastifyInstance, ctx: AppContext) {
   async function tenantOf(request: FastifyRequest) {
@@ -23,6 +58,8 @@ export function wellKnownRoutes(app: FastifyInstance, ctx: AppContext) {
     '/t/:tenantId/.well-known/jwks.json',
     {
       schema: {
+        operationId: 'getJwks',
+        security: [],
         summary: "The tenant's public signing keys (RFC 7517)",
         tags: ['tokens'],
         params: Params,
@@ -38,36 +75,37 @@ export function wellKnownRoutes(app: FastifyInstance, ctx: AppContext) {
     },
   );
 
+  // One document at both addresses: OpenID Connect Discovery 1.0 section 4 and the RFC 8414
+  // section 3 path (well-known segment inserted before the issuer's path).
+  const metadataRoute = (operationId: string) => ({
+    schema: {
+      operationId,
+      security: [],
+      summary: "The tenant's authorization server metadata (RFC 8414, OpenID Connect Discovery)",
+      description:
+        "The hosted sign-in page is the authorization endpoint; it takes Latchkey's own parameters (pk, redirect_url, state, code_challenge) and answers in the URL fragment only.",
+      tags: ['tokens'],
+      params: Params,
+      response: { 200: Metadata, ...problems(404) },
+    },
+  });
+  async function sendMetadata(request: FastifyRequest, reply: FastifyReply) {
+    const tenant = await tenantOf(request);
+    return sendCacheable(
+      request,
+      reply,
+      metadataOf(ctx.config.publicUrl, tenant.id),
+      CACHE_CONTROL,
+    );
+  }
   app.get(
     '/t/:tenantId/.well-known/openid-configuration',
-    {
-      schema: {
-        summary: 'Minimal discovery document: issuer, jwks_uri, introspection_endpoint',
-        tags: ['tokens'],
-        params: Params,
-        response: {
-          200: Type.Object({
-            issuer: Type.String(),
-            jwks_uri: Type.String(),
-            introspection_endpoint: Type.String(),
-          }),
-          ...problems(404),
-        },
-      },
-    },
-    async (request, reply) => {
-      const tenant = await tenantOf(request);
-      const issuer = issuerOf(ctx.config.publicUrl, tenant.id);
-      return sendCacheable(
-        request,
-        reply,
-        {
-          issuer,
-          jwks_uri: `${issuer}/.well-known/jwks.json`,
-          introspection_endpoint: `${ctx.config.publicUrl}/api/auth/introspect`,
-        },
-        CACHE_CONTROL,
-      );
-    },
+    metadataRoute('getOpenIdConfiguration'),
+    sendMetadata,
+  );
+  app.get(
+    '/.well-known/oauth-authorization-server/t/:tenantId',
+    metadataRoute('getAuthorizationServerMetadata'),
+    sendMetadata,
   );
 }

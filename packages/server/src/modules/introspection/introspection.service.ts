@@ -17,6 +17,9 @@ export type Introspection =
       iat: number;
       iss: string;
       jti: string;
+      /** RFC 7662 section 2.2 and RFC 9068 section 2.2; absent only on tokens minted before them. */
+      aud?: string;
+      client_id?: string;
       token_type: 'Bearer';
     };
 
@@ -35,10 +38,8 @@ function isStringArray(value: unknown): value is string[] {
 }
 
 function claimsOf(payload: JWTPayload): Extract<Introspection, { active: true }> | undefined {
-  const { sub, email, tid, sid, roles, scope, exp, iat, iss, jti } = payload as Record<
-    string,
-    unknown
-  >;
+  const { sub, email, tid, sid, roles, scope, exp, iat, iss, jti, aud, client_id } =
+    payload as Record<string, unknown>;
   if (
     typeof sub !== 'string' ||
     typeof email !== 'string' ||
@@ -66,6 +67,8 @@ function claimsOf(payload: JWTPayload): Extract<Introspection, { active: true }>
     iat,
     iss,
     jti,
+    ...(typeof aud === 'string' ? { aud } : {}),
+    ...(typeof client_id === 'string' ? { client_id } : {}),
     token_type: 'Bearer',
   };
 }

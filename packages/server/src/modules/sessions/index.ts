@@ -12,6 +12,7 @@ export {
   startBrowserSession,
 } from './browser-sessions.js';
 export {
+  audienceOf,
   issuerOf,
   type OpenedSession,
   type Session,

@@ -72,6 +72,15 @@ export function issuerOf(authUrl: string, tenantId: string): string {
   return `${authUrl}/t/${tenantId}`;
 }
 
+/**
+ * The `aud` of the tenant's access tokens (RFC 9068 section 2.2): the API it set with
+ * `latchkey tenant update --audience`, else `{auth_url}/t/{tenant_id}/api`, one per tenant,
+ * so that a verifier configured for one tenant's API refuses every other tenant's tokens.
+ */
+export function audienceOf(authUrl: string, tenant: Pick<Tenant, 'id' | 'audience'>): string {
+  return tenant.audience ?? `${issuerOf(authUrl, tenant.id)}/api`;
+}
+
 const hashToken = (token: string) => createHash('sha256').update(token).digest('hex');
 
 function toSession(row: SessionRow): Session {
@@ -111,15 +120,19 @@ export class Sessions {
   async #accessToken(tenant: Tenant, user: User, sessionId: string): Promise<string> {
     const { kid, key } = await this.#deps.signingKeys.active(tenant.id);
     // RFC 9068 section 2.1: typ "at+jwt"; RFC 8725 section 3.1: one algorithm, pinned.
+    // Section 2.2's client_id: every app of a tenant is one client, named by the tenant id
+    // (the id that also authenticates introspection, RFC 7662 section 2.1).
     return new SignJWT({
       email: user.email,
       tid: tenant.id,
       sid: sessionId,
       roles: user.roles,
       scope: USER_TOKEN_SCOPE,
+      client_id: tenant.id,
     })
       .setProtectedHeader({ alg: SIGNING_ALG, typ: 'at+jwt', kid })
       .setIssuer(issuerOf(this.#deps.authUrl, tenant.id))
+      .setAudience(audienceOf(this.#deps.authUrl, tenant))
       .setSubject(user.id)
       .setIssuedAt()
       .setExpirationTime(`${tenant.accessTokenTtl}s`)

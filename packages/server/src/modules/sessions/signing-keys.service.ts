@@ -148,7 +148,13 @@ export class SigningKeys {
   }
 
   async jwks(tenantId: string): Promise<{ keys: PublicJwk[] }> {
-    const rows = await publishedKeys(this.#db, tenantId, Date.now());
+    let rows = await publishedKeys(this.#db, tenantId, Date.now());
+    // Tenants get their key at creation; one made before that gets it here, so that no
+    // verifier ever loads an empty key set.
+    if (rows.length === 0) {
+      await this.active(tenantId);
+      rows = await publishedKeys(this.#db, tenantId, Date.now());
+    }
     return { keys: rows.map((r) => JSON.parse(r.public_jwk) as PublicJwk) };
   }
 

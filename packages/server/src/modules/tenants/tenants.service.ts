@@ -27,6 +27,8 @@ export interface Tenant {
   accessTokenTtl: number;
   passwordEnabled: boolean;
   branding: { logoUrl: string | null; primaryColor: string | null };
+  /** The `aud` of its access tokens; null means the default (see `audienceOf`). */
+  audience: string | null;
   createdAt: string;
   updatedAt: string;
 }
@@ -46,6 +48,8 @@ export interface TenantInput {
   requireEmailVerification?: boolean;
   accessTokenTtl?: number;
   passwordEnabled?: boolean;
+  /** RFC 7519 StringOrURI; empty or null restores the default. */
+  audience?: string | null;
 }
 
 export function toTenant(row: TenantRow): Tenant {
@@ -65,6 +69,7 @@ export function toTenant(row: TenantRow): Tenant {
     accessTokenTtl: row.access_token_ttl,
     passwordEnabled: row.password_enabled === 1,
     branding: { logoUrl: row.logo_url, primaryColor: row.primary_color },
+    audience: row.audience,
     createdAt: new Date(row.created_at).toISOString(),
     updatedAt: new Date(row.updated_at).toISOString(),
   };
@@ -187,7 +192,22 @@ function validateInput(input: TenantInput, environment: Environment, creating: b
       message: 'primary colour must be #rrggbb',
     });
   }
+  const audienceProblem = input.audience ? checkAudience(input.audience) : null;
+  if (audienceProblem)
+    errors.push({ path: '/audience', code: 'audience_invalid', message: audienceProblem });
   if (errors.length) throw validationFailed(errors);
+}
+
+/**
+ * RFC 7519 section 2 (StringOrURI): a value holding ":" must be a URI. Verifiers compare
+ * it byte for byte, so spaces and control characters are refused too.
+ */
+function checkAudience(audience: string): string | null {
+  if (audience.length > 256 || !/^[\x21-\x7e]+$/.test(audience))
+    return 'audience must be 1 to 256 printable characters without spaces';
+  if (audience.includes(':') && !URL.canParse(audience))
+    return 'an audience with ":" must be an absolute URI, e.g. https://api.example.com';
+  return null;
 }
 
 const normaliseOrigins = (origins: string[]) => [...new Set(origins.map((o) => new URL(o).origin))];
@@ -210,6 +230,7 @@ export async function createTenant(db: Kysely<Schema>, input: TenantInput): Prom
     password_enabled: input.passwordEnabled === false ? 0 : 1,
     logo_url: input.logoUrl || null,
     primary_color: input.primaryColor?.toLowerCase() || null,
+    audience: input.audience || null,
     created_at: now,
     updated_at: now,
   };
@@ -257,6 +278,7 @@ export async function updateTenant(
   if (input.logoUrl !== undefined) update.logo_url = input.logoUrl || null;
   if (input.primaryColor !== undefined)
     update.primary_color = input.primaryColor?.toLowerCase() || null;
+  if (input.audience !== undefined) update.audience = input.audience || null;
   await updateTenantRow(db, id, update);
   return getTenant(db, id);
 }

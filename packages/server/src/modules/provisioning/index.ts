@@ -1,0 +1,5 @@
+export {
+  type ProvisionDeps,
+  type ProvisionedTenant,
+  provisionTenant,
+} from './provisioning.service.js';

@@ -1,0 +1,41 @@
+import type { Kysely } from 'kysely';
+import type { Schema } from '../../storage/index.js';
+import { createKey, type Scope } from '../keys/index.js';
+import type { SigningKeys } from '../sessions/index.js';
+import { createTenant, type Tenant, type TenantInput } from '../tenants/index.js';
+
+export interface ProvisionDeps {
+  db: Kysely<Schema>;
+  signingKeys: SigningKeys;
+}
+
+export interface ProvisionedTenant {
+  tenant: Tenant;
+  /** Shown once; only its hash is stored. */
+  secretKey: string;
+  publishableKey: string;
+}
+
+/**
+ * A new tenant, ready to use: its signing key exists before anyone can ask for its JWKS, so
+ * a verifier that loads the key set at start-up never meets an empty one; and it has one
+ * secret and one publishable key.
+ */
+export async function provisionTenant(
+  deps: ProvisionDeps,
+  input: TenantInput,
+  keys: { name?: string; scopes?: Scope[] } = {},
+): Promise<ProvisionedTenant> {
+  const tenant = await createTenant(deps.db, input);
+  await deps.signingKeys.active(tenant.id);
+  const secret = await createKey(deps.db, tenant.id, {
+    kind: 'secret',
+    name: keys.name,
+    scopes: keys.scopes,
+  });
+  const publishable = await createKey(deps.db, tenant.id, {
+    kind: 'publishable',
+    name: keys.name,
+  });
+  return { tenant, secretKey: secret.plaintext, publishableKey: publishable.plaintext };
+}

@@ -1,0 +1,74 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DIALECTS, json, startApp, type TestApp, type TestTenant } from './support.js';
+
+describe.each(DIALECTS)('authorization server metadata on %s', (dialect) => {
+  let app: TestApp;
+  let t: TestTenant;
+
+  beforeAll(async () => {
+    app = await startApp(dialect);
+    t = await app.tenant({ allowedOrigins: ['http://localhost:5173'] });
+  });
+  afterAll(() => app.dispose());
+
+  it('serves one document at the OpenID path and the RFC 8414 path', async () => {
+    const oidc = await app.request(`/t/${t.tenant.id}/.well-known/openid-configuration`);
+    const rfc8414 = await app.request(`/.well-known/oauth-authorization-server/t/${t.tenant.id}`);
+    for (const res of [oidc, rfc8414]) {
+      expect(res.status).toBe(200);
+      expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+      expect(res.headers.get('access-control-allow-origin')).toBe('*');
+    }
+    const document = await json(oidc);
+    expect(await json(rfc8414)).toEqual(document);
+    const issuer = `${app.url}/t/${t.tenant.id}`;
+    expect(document).toEqual({
+      issuer,
+      authorization_endpoint: `${app.url}/sign-in`,
+      jwks_uri: `${issuer}/.well-known/jwks.json`,
+      introspection_endpoint: `${app.url}/api/auth/introspect`,
+      introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+      response_types_supported: ['token'],
+      response_modes_supported: ['fragment'],
+      grant_types_supported: ['implicit'],
+      subject_types_supported: ['public'],
+    });
+  });
+
+  it('names endpoints that answer: the sign-in page, a non-empty JWKS, introspection', async () => {
+    const document = await json(
+      await app.request(`/.well-known/oauth-authorization-server/t/${t.tenant.id}`),
+    );
+    const page = await fetch(
+      `${document.authorization_endpoint}?${new URLSearchParams({
+        pk: t.publishableKey,
+        redirect_url: 'http://localhost:5173/callback',
+      })}`,
+    );
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain('<form');
+    const jwks = await json(await fetch(document.jwks_uri));
+    expect(jwks.keys).toHaveLength(1);
+    const introspection = await fetch(document.introspection_endpoint, {
+      method: 'POST',
+      headers: {
+        authorization: `Basic ${Buffer.from(`${t.tenant.id}:${t.secretKey}`).toString('base64')}`,
+        'content-type': 'application/x-www-form-urlencoded',
+      },
+      body: 'token=nope',
+    });
+    expect(await introspection.text()).toBe('{"active":false}');
+  });
+
+  it('answers 404 problem+json for a tenant that does not exist, at either path', async () => {
+    for (const path of [
+      '/.well-known/oauth-authorization-server/t/00000000-0000-4000-8000-000000000000',
+      '/.well-known/oauth-authorization-server/t/not-a-uuid',
+      '/t/00000000-0000-4000-8000-000000000000/.well-known/openid-configuration',
+    ]) {
+      const res = await app.request(path);
+      expect(res.status).toBe(404);
+      expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+    }
+  });
+});
