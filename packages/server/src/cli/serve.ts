@@ -1,13 +1,34 @@
 import { buildApp } from '../app.js';
 import type { Config } from '../config/config.js';
+import { countAdmins, createAdmin } from '../modules/admin/index.js';
 import { createKey } from '../modules/keys/index.js';
 import { createTenant, listTenants } from '../modules/tenants/index.js';
+import { createPasswordHasher } from '../modules/users/index.js';
 import { type Database, openDatabase, pendingMigrations } from '../storage/index.js';
 import { parse } from './args.js';
 import type { Output } from './output.js';
 
+/** First run of `npm start`: a superuser for the admin area, printed once. */
+async function demoAdmin(database: Database, config: Config, output: Output): Promise<void> {
+  if ((await countAdmins(database.db)) > 0) {
+    output.out(`Admin area: ${config.publicUrl}/admin  (new admins: npx latchkey admin create)`);
+    return;
+  }
+  const email = 'admin@example.com';
+  const { generatedPassword } = await createAdmin(
+    { db: database.db, hasher: createPasswordHasher(config.argon2) },
+    { email, superuser: true, tenantIds: [] },
+  );
+  output.out('');
+  output.out('An admin login was created (first run):');
+  output.out(`  admin area  ${config.publicUrl}/admin`);
+  output.out(`  e-mail      ${email}`);
+  output.out(`  password    ${generatedPassword}   (shown only now)`);
+}
+
 /** First run of `npm start`: a development tenant to try things with. */
 async function demo(database: Database, config: Config, output: Output): Promise<void> {
+  await demoAdmin(database, config, output);
   const tenants = await listTenants(database.db);
   const base = config.publicUrl;
   if (tenants.length > 0) {

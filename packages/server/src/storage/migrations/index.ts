@@ -4,6 +4,7 @@ import { foundation } from './001-foundation.js';
 import { sessions } from './002-sessions.js';
 import { hosted } from './003-hosted.js';
 import { social } from './004-social.js';
+import { admin } from './005-admin.js';
 
 /** One ordered set of migrations serves SQLite and PostgreSQL alike. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -11,6 +12,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '002-sessions': sessions,
   '003-hosted': hosted,
   '004-social': social,
+  '005-admin': admin,
 };
 
 /**
