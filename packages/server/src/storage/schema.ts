@@ -42,6 +42,7 @@ export interface ApiKeysTable {
   name: string | null;
   created_at: Millis;
   revoked_at: Millis | null;
+  last_used_at: ColumnType<number | null, number | null | undefined, number | null>;
 }
 
 export interface UsersTable {

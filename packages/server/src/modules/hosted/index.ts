@@ -5,6 +5,7 @@ export {
   openEmailLink,
   requestPasswordReset,
   resendVerification,
+  sendAccountLink,
   verifyEmail,
 } from './email-links.service.js';
 export {

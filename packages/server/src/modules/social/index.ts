@@ -6,7 +6,9 @@ export {
   finishFlow,
   startFlow,
 } from './flow.service.js';
+export { type Identity, listIdentities } from './identities.js';
 export { dropUnprovenIdentities, SocialRefusal, userForProfile } from './link.service.js';
+export { type ProfileOutcome, previewProfile } from './preview.js';
 export {
   type Endpoints,
   PROVIDER_IDS,

@@ -79,6 +79,9 @@ export const admin: Migration = {
       .column('created_at')
       .execute();
 
+    // Keys are listed with when they were last used (written at most once a minute).
+    await db.schema.alterTable('api_keys').addColumn('last_used_at', 'bigint').execute();
+
     // A "Test sign-in" flow: started by this admin, its outcome kept for the admin to read.
     await db.schema.alterTable('oauth_flows').addColumn('admin_id', 'text').execute();
     await db.schema.alterTable('oauth_flows').addColumn('test_result', 'text').execute();
@@ -87,6 +90,7 @@ export const admin: Migration = {
   async down(db: Kysely<unknown>) {
     await db.schema.alterTable('oauth_flows').dropColumn('test_result').execute();
     await db.schema.alterTable('oauth_flows').dropColumn('admin_id').execute();
+    await db.schema.alterTable('api_keys').dropColumn('last_used_at').execute();
     await db.schema.dropIndex('audit_events_time').execute();
     await db.schema.alterTable('audit_events').dropColumn('actor').execute();
     for (const table of ['admin_sessions', 'admin_tenants', 'admins']) {

@@ -156,13 +156,13 @@ ${p.body}
 }
 
 /** A page outside the signed-in area (sign-in itself). */
-export function barePage(nonce: string, title: string, body: string): string {
+export function barePage(nonce: string, title: string, body: string, head = ''): string {
   return `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width,initial-scale=1">
-<meta name="referrer" content="no-referrer">
+<meta name="referrer" content="no-referrer">${head}
 <title>${e(title)} · Latchkey admin</title>
 <style nonce="${e(nonce)}">${STYLES}
 main{max-width:26rem;margin:2.5rem auto;background:#fff;border:1px solid #d0d7de;border-radius:8px;padding:1.5rem}</style>
