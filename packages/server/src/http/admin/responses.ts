@@ -32,7 +32,7 @@ export function sendAdminPage(
         "base-uri 'none'",
       ].join('; '),
     )
-    .header('referrer-policy', 'no-referrer')
+    .header('referrer-policy', 'same-origin')
     .header('x-content-type-options', 'nosniff')
     .header('x-frame-options', 'DENY')
     .header('cross-origin-opener-policy', 'same-origin')

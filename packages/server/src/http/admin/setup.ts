@@ -59,7 +59,8 @@ export async function setUpAdminScope(scope: FastifyInstance, ctx: AppContext) {
       // anything else (SameSite=Strict and the CSRF token refuse it too).
       const from = request.headers.origin;
       const site = request.headers['sec-fetch-site'];
-      if ((from !== undefined && from !== origin) || site === 'cross-site')
+      const foreign = from !== undefined && from !== 'null' && from !== origin;
+      if (foreign || site === 'cross-site' || site === 'same-site')
         return refusePage(
           request,
           reply,

@@ -136,7 +136,7 @@ export function layout(p: LayoutInput): string {
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width,initial-scale=1">
-<meta name="referrer" content="no-referrer">
+<meta name="referrer" content="same-origin">
 <title>${e(p.title)} · Latchkey admin</title>
 <style nonce="${nonce}">${STYLES}</style>
 </head>
@@ -162,7 +162,7 @@ export function barePage(nonce: string, title: string, body: string, head = ''):
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width,initial-scale=1">
-<meta name="referrer" content="no-referrer">${head}
+<meta name="referrer" content="same-origin">${head}
 <title>${e(title)} · Latchkey admin</title>
 <style nonce="${e(nonce)}">${STYLES}
 main{max-width:26rem;margin:2.5rem auto;background:#fff;border:1px solid #d0d7de;border-radius:8px;padding:1.5rem}</style>
