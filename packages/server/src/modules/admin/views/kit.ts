@@ -50,6 +50,7 @@ button.plain{background:#eaeef2;color:#1f2328;margin:0}
 :focus-visible{outline:3px solid #fb8f44;outline-offset:2px}
 .row{display:flex;flex-wrap:wrap;gap:.5rem;align-items:center}
 .row form{margin:0}
+.row button{margin:0}
 code,.mono{font-family:ui-monospace,monospace;font-size:.88rem;overflow-wrap:anywhere}
 pre{background:#f6f8fa;border:1px solid #d0d7de;border-radius:6px;padding:.6rem;overflow-x:auto;font-size:.82rem;white-space:pre-wrap;overflow-wrap:anywhere}
 .scroll{overflow-x:auto}
@@ -69,7 +70,11 @@ th,td{text-align:left;padding:.4rem .5rem;border-bottom:1px solid #d0d7de;vertic
 .pv-button{display:block;width:100%;margin:.5rem 0 0;padding:.6rem;border-radius:8px;font-weight:600;border:1px solid #6e7781;background:#fff;color:#1f2328}
 .pv-primary{background:#4f46e5;color:#fff;border-color:transparent}
 .visually-hidden{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}
-@media (max-width:40rem){main{padding:.6rem}th,td{padding:.35rem .3rem}header.top .who{margin-left:0}}`;
+form.card>button{display:block}
+@media (max-width:40rem){main{padding:.6rem}header.top .who{margin-left:0}
+table,tbody,tr,td{display:block}thead{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0)}
+tr{border-bottom:2px solid #d0d7de;padding:.3rem 0}td{border:0;padding:.15rem .3rem}
+td[data-label]::before{content:attr(data-label) ": ";font-weight:600}}`;
 
 function topNav(current: TopSection | undefined): string {
   const links: [TopSection, string, string][] = [
@@ -233,7 +238,10 @@ export function table(caption: string, headings: string[], rows: string[][]): st
   return `<div class="scroll" tabindex="0" role="region" aria-label="${e(caption)}"><table><caption class="visually-hidden">${e(caption)}</caption><thead><tr>${headings
     .map((h) => `<th scope="col">${e(h)}</th>`)
     .join('')}</tr></thead><tbody>${rows
-    .map((r) => `<tr>${r.map((c) => `<td>${c}</td>`).join('')}</tr>`)
+    .map(
+      (r) =>
+        `<tr>${r.map((c, i) => `<td${headings[i] ? ` data-label="${e(headings[i])}"` : ''}>${c}</td>`).join('')}</tr>`,
+    )
     .join('')}</tbody></table></div>`;
 }
 
