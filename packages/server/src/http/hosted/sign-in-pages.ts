@@ -1,8 +1,9 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { defaults } from '../../config/defaults.js';
 import { LatchkeyError } from '../../errors/index.js';
 import {
   buttonPage,
+  type HostedRequest,
   hostedQuery,
   messagePage,
   resendVerification,
@@ -21,14 +22,38 @@ import { currentBrowserCookie, finishSignIn, redirectSignedIn, resolveHosted } f
 export function signInPages(scope: FastifyInstance, ctx: AppContext) {
   const db = ctx.database.db;
   const deps = hostedDeps(ctx);
+  /** The user of this browser's live hosted session, if any. */
+  const returningUser = async (request: FastifyRequest, h: HostedRequest) => {
+    const value = currentBrowserCookie(ctx, request, h);
+    return value ? browserSessionUser(db, h.tenant.id, value) : undefined;
+  };
+
+  /** The sign-in form, again with what was typed and what went wrong when `extra` says so. */
+  const showSignIn = async (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    h: HostedRequest,
+    status: number,
+    extra: Pick<Parameters<typeof signInPage>[0], 'email' | 'alert' | 'invalid'> = {},
+  ) =>
+    sendPage(
+      reply,
+      status,
+      signInPage({
+        ctx: pageContext(request),
+        query: hostedQuery(h),
+        csrf: reply.generateCsrf(),
+        providers: await enabledProviders(db, h.tenant.id),
+        passwordEnabled: h.tenant.passwordEnabled,
+        ...extra,
+      }),
+      [h.redirectUrl.origin],
+    );
 
   scope.get('/sign-in', PAGE, async (request, reply) => {
     const h = await resolveHosted(ctx, request, reply);
     if (!h) return reply;
-    const cookieValue = currentBrowserCookie(ctx, request, h);
-    const returning = cookieValue
-      ? await browserSessionUser(db, h.tenant.id, cookieValue)
-      : undefined;
+    const returning = await returningUser(request, h);
     // A user whose hosted session lives goes straight back, with fresh tokens.
     if (returning && (request.query as { prompt?: string }).prompt !== 'login') {
       // A plain request goes straight back. One that asks for a PKCE code (which yields a
@@ -50,27 +75,13 @@ export function signInPages(scope: FastifyInstance, ctx: AppContext) {
         [h.redirectUrl.origin],
       );
     }
-    return sendPage(
-      reply,
-      200,
-      signInPage({
-        ctx: pageContext(request),
-        query: hostedQuery(h),
-        csrf: reply.generateCsrf(),
-        providers: await enabledProviders(db, h.tenant.id),
-        passwordEnabled: h.tenant.passwordEnabled,
-      }),
-      [h.redirectUrl.origin],
-    );
+    return showSignIn(request, reply, h, 200);
   });
 
   scope.post('/sign-in/continue', formRoute(scope), async (request, reply) => {
     const h = await resolveHosted(ctx, request, reply);
     if (!h) return reply;
-    const cookieValue = currentBrowserCookie(ctx, request, h);
-    const returning = cookieValue
-      ? await browserSessionUser(db, h.tenant.id, cookieValue)
-      : undefined;
+    const returning = await returningUser(request, h);
     if (!returning) return seeOther(reply, `/sign-in?${hostedQuery(h)}`);
     return finishSignIn(ctx, request, reply, h, returning);
   });
@@ -81,22 +92,8 @@ export function signInPages(scope: FastifyInstance, ctx: AppContext) {
     if (!h.tenant.passwordEnabled) return passwordOff(request, reply);
     const email = formField(request.body, 'email', defaults.email.maxLength);
     const password = formField(request.body, 'password', defaults.password.maxLength);
-    const again = async (status: number, message: string, invalid?: 'email' | 'password') =>
-      sendPage(
-        reply,
-        status,
-        signInPage({
-          ctx: pageContext(request),
-          query: hostedQuery(h),
-          csrf: reply.generateCsrf(),
-          providers: await enabledProviders(db, h.tenant.id),
-          passwordEnabled: h.tenant.passwordEnabled,
-          email,
-          alert: { kind: 'error', message },
-          invalid,
-        }),
-        [h.redirectUrl.origin],
-      );
+    const again = (status: number, message: string, invalid?: 'email' | 'password') =>
+      showSignIn(request, reply, h, status, { email, alert: { kind: 'error', message }, invalid });
     if (!email || !password)
       return again(
         422,

@@ -2,7 +2,13 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { signOutEverywhere, updateUser } from '../../modules/sessions/index.js';
-import { deleteUser, getUser, listUsers } from '../../modules/users/index.js';
+import {
+  deleteUser,
+  getUser,
+  listUsers,
+  Metadata,
+  NAME_MAX_LENGTH,
+} from '../../modules/users/index.js';
 import { authOf, rateLimitTenant, requireSecretKey } from '../auth.js';
 import { type AppContext, accountDeps } from '../context.js';
 import { problems } from '../schemas.js';
@@ -25,18 +31,8 @@ const ListQuery = Type.Object(
 
 const UpdateBody = Type.Object(
   {
-    name: Type.Optional(Type.Union([Type.String({ maxLength: 200 }), Type.Null()])),
-    metadata: Type.Optional(
-      Type.Record(Type.String(), Type.Unknown(), {
-        maxProperties: 50,
-        propertyNames: {
-          minLength: 1,
-          maxLength: 64,
-          not: { enum: ['__proto__', 'constructor', 'prototype'] },
-        },
-        description: 'Replaces the whole metadata object (at most 50 keys, 8192 bytes).',
-      }),
-    ),
+    name: Type.Optional(Type.Union([Type.String({ maxLength: NAME_MAX_LENGTH }), Type.Null()])),
+    metadata: Type.Optional(Metadata('Replaces the whole metadata object')),
     roles: Type.Optional(Type.Array(Type.String({ maxLength: 64 }), { maxItems: 50 })),
     disabled: Type.Optional(Type.Boolean({ description: 'Disabling also revokes every session' })),
   },

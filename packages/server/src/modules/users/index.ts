@@ -15,7 +15,7 @@ export {
   type User,
   userHasPassword,
 } from './users.admin.js';
-export { SignUpBody, SignUpResponse } from './users.schemas.js';
+export { Metadata, NAME_MAX_LENGTH, SignUpBody, SignUpResponse } from './users.schemas.js';
 export {
   checkPassword,
   checkSignUp,

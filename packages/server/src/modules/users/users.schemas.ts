@@ -5,6 +5,14 @@ export const METADATA_MAX_BYTES = 8 * 1024;
 export const NAME_MAX_LENGTH = 200;
 const FORBIDDEN_KEYS = ['__proto__', 'constructor', 'prototype'];
 
+/** The metadata rule of sign-up and of a user update (checkMetadata adds size and depth). */
+export const Metadata = (what: string) =>
+  Type.Record(Type.String(), Type.Unknown(), {
+    maxProperties: 50,
+    propertyNames: { minLength: 1, maxLength: 64, not: { enum: FORBIDDEN_KEYS } },
+    description: `${what}: at most 50 keys of 1 to 64 characters (not ${FORBIDDEN_KEYS.join(', ')}), ${METADATA_MAX_BYTES} bytes serialised.`,
+  });
+
 export const SignUpBody = Type.Object(
   {
     email: Type.String({
@@ -21,17 +29,7 @@ export const SignUpBody = Type.Object(
     name: Type.Optional(
       Type.String({ minLength: 1, maxLength: NAME_MAX_LENGTH, description: 'Display name.' }),
     ),
-    metadata: Type.Optional(
-      Type.Record(Type.String(), Type.Unknown(), {
-        maxProperties: 50,
-        propertyNames: {
-          minLength: 1,
-          maxLength: 64,
-          not: { enum: FORBIDDEN_KEYS },
-        },
-        description: `Free-form JSON object: at most 50 keys of 1 to 64 characters (not ${FORBIDDEN_KEYS.join(', ')}), ${METADATA_MAX_BYTES} bytes serialised.`,
-      }),
-    ),
+    metadata: Type.Optional(Metadata('Free-form JSON object')),
   },
   { additionalProperties: false },
 );
