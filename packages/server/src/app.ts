@@ -12,6 +12,7 @@ import { LatchkeyError } from './errors/index.js';
 import type { AppContext } from './http/context.js';
 import { registerJsonParser } from './http/json-body.js';
 import { errorHandler, sendProblem } from './http/problem.js';
+import { adminRoutes } from './http/routes/admin.js';
 import { clientRoutes } from './http/routes/client.js';
 import { hostedPageRoutes } from './http/routes/hosted-pages.js';
 import { introspectionRoutes } from './http/routes/introspection.js';
@@ -288,6 +289,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   wellKnownRoutes(app, ctx);
   hostedPageRoutes(app, ctx);
   clientRoutes(app, ctx);
+  adminRoutes(app, ctx);
   await app.ready();
 
   return {

@@ -2,6 +2,7 @@ import { announce } from '../cache/invalidation.js';
 import { type Config, ConfigError, loadConfig } from '../config/config.js';
 import { LatchkeyError } from '../errors/index.js';
 import { migrateToLatest, openDatabase } from '../storage/index.js';
+import { adminCommand } from './admin.js';
 import { UsageError } from './args.js';
 import { keysCommand } from './keys.js';
 import type { Output } from './output.js';
@@ -30,6 +31,9 @@ usage:
   latchkey signing-key rotate --tenant ID [--now] [--json]   (publish a new key; it signs in 120 s)
   latchkey signing-key list --tenant ID [--json]
   latchkey signing-key revoke --tenant ID KID [--json]   (a leaked key: its tokens stop at once)
+  latchkey admin create --email E [--password P] [--superuser | --tenant ID]... [--json]
+                        (no --password: one is generated and printed once)
+  latchkey admin list [--json] | delete --email E | reset-password --email E [--password P]
 
 Configuration comes from the environment: PORT, PUBLIC_URL, DATABASE_URL, REDIS_URL,
 LATCHKEY_SECRET, SMTP_URL, TRUST_PROXY, LATCHKEY_PROVIDER_ENDPOINTS.`;
@@ -106,6 +110,9 @@ export async function runCli(
         return 0;
       case 'provider':
         await withDatabase(config, (database) => providerCommand(config, database, args, output));
+        return 0;
+      case 'admin':
+        await withDatabase(config, (database) => adminCommand(config, database, args, output));
         return 0;
       case 'signing-key':
         await withDatabase(config, (database) => signingKeyCommand(config, database, args, output));

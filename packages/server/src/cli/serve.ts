@@ -1,14 +1,35 @@
 import { buildApp } from '../app.js';
 import type { Config } from '../config/config.js';
 import type { AppContext } from '../http/context.js';
+import { countAdmins, createAdmin } from '../modules/admin/index.js';
 import { provisionTenant } from '../modules/provisioning/index.js';
 import { listTenants } from '../modules/tenants/index.js';
-import { openDatabase, pendingMigrations } from '../storage/index.js';
+import { createPasswordHasher } from '../modules/users/index.js';
+import { type Database, openDatabase, pendingMigrations } from '../storage/index.js';
 import { parse } from './args.js';
 import type { Output } from './output.js';
 
+/** First run of `npm start`: a superuser for the admin area, printed once. */
+async function demoAdmin(database: Database, config: Config, output: Output): Promise<void> {
+  if ((await countAdmins(database.db)) > 0) {
+    output.out(`Admin area: ${config.publicUrl}/admin  (new admins: npx latchkey admin create)`);
+    return;
+  }
+  const email = 'admin@example.com';
+  const { generatedPassword } = await createAdmin(
+    { db: database.db, hasher: createPasswordHasher(config.argon2) },
+    { email, superuser: true, tenantIds: [] },
+  );
+  output.out('');
+  output.out('An admin login was created (first run):');
+  output.out(`  admin area  ${config.publicUrl}/admin`);
+  output.out(`  e-mail      ${email}`);
+  output.out(`  password    ${generatedPassword}   (shown only now)`);
+}
+
 /** First run of `npm start`: a development tenant to try things with. */
 async function demo(ctx: AppContext, output: Output): Promise<void> {
+  await demoAdmin(ctx.database, ctx.config, output);
   const tenants = await listTenants(ctx.database.db);
   const base = ctx.config.publicUrl;
   if (tenants.length > 0) {

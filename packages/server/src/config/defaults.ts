@@ -89,6 +89,21 @@ export const defaults = {
    * and so does an address at 50. A successful sign-in clears the account's count.
    */
   signInFailures,
+  /** The admin area (DESIGN section 12). */
+  admin: {
+    /** An admin's sign-in lasts at most this long, and ends after this much idleness. */
+    sessionMs: 12 * 60 * 60_000,
+    idleMs: 2 * 60 * 60_000,
+    /**
+     * Showing a new secret key or changing a provider secret asks for the password again
+     * when it was last typed longer ago than this.
+     */
+    reauthAfterMs: 10 * 60_000,
+    /** A generated admin password: 18 random bytes, 24 base64url characters (144 bits). */
+    generatedPasswordBytes: 18,
+    /** Rows on one page of the audit log, the outbox and a user search. */
+    pageSize: 50,
+  },
   /** Largest token the introspection endpoint reads; anything longer is inactive. */
   maxTokenLength: 8192,
   redisConnectTimeoutMs: 2000,

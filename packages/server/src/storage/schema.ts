@@ -44,6 +44,7 @@ export interface ApiKeysTable {
   name: string | null;
   created_at: Millis;
   revoked_at: Millis | null;
+  last_used_at: ColumnType<number | null, number | null | undefined, number | null>;
 }
 
 export interface UsersTable {
@@ -181,15 +182,46 @@ export interface OauthFlowsTable {
   created_at: Millis;
   expires_at: Millis;
   used_at: Millis | null;
+  /** Set for an admin's "Test sign-in": nothing is created, the outcome is kept instead. */
+  admin_id: ColumnType<string | null, string | null | undefined, string | null>;
+  test_result: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface AuditEventsTable {
   id: string;
-  tenant_id: string;
+  /** Null for events outside any tenant (an admin's own sign-in failures). */
+  tenant_id: string | null;
   user_id: string | null;
   kind: string;
   detail: string;
   created_at: Millis;
+  /** Who did it: the admin's e-mail for changes made in the admin area; null otherwise. */
+  actor: ColumnType<string | null, string | null | undefined, string | null>;
+}
+
+export interface AdminsTable {
+  id: string;
+  email: string;
+  email_key: string;
+  password_hash: string;
+  superuser: number;
+  created_at: Millis;
+  updated_at: Millis;
+}
+
+export interface AdminTenantsTable {
+  admin_id: string;
+  tenant_id: string;
+}
+
+export interface AdminSessionsTable {
+  hash: string;
+  admin_id: string;
+  created_at: Millis;
+  authenticated_at: Millis;
+  last_seen_at: Millis;
+  expires_at: Millis;
+  ip: string | null;
 }
 
 export interface Schema {
@@ -207,6 +239,9 @@ export interface Schema {
   identities: IdentitiesTable;
   oauth_flows: OauthFlowsTable;
   audit_events: AuditEventsTable;
+  admins: AdminsTable;
+  admin_tenants: AdminTenantsTable;
+  admin_sessions: AdminSessionsTable;
 }
 
 export type TenantRow = Selectable<TenantsTable>;
@@ -220,3 +255,6 @@ export type RefreshTokenRow = Selectable<RefreshTokensTable>;
 export type EmailTokenRow = Selectable<EmailTokensTable>;
 export type MailRow = Selectable<MailOutboxTable>;
 export type ProviderSettingsRow = Selectable<ProviderSettingsTable>;
+export type AdminRow = Selectable<AdminsTable>;
+export type AdminSessionRow = Selectable<AdminSessionsTable>;
+export type AuditEventRow = Selectable<AuditEventsTable>;

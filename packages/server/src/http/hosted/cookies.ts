@@ -15,6 +15,10 @@ const prefix = (authUrl: string) => (isSecure(authUrl) ? '__Host-' : '');
 export const browserCookie = (authUrl: string, tenantId: string) =>
   `${prefix(authUrl)}latchkey_session_${tenantId}`;
 
+/** The state of a social sign-in flow, bound to the browser that started it. */
+export const flowCookie = (authUrl: string, provider: string) =>
+  `${prefix(authUrl)}latchkey_oauth_${provider}`;
+
 export const csrfCookie = (authUrl: string) => `${prefix(authUrl)}latchkey_csrf`;
 
 /** The key that signs the hosted pages' cookies, derived from the master secret. */

@@ -17,9 +17,10 @@ import {
   userForProfile,
 } from '../../modules/social/index.js';
 import type { User } from '../../modules/users/index.js';
+import { finishTestSignIn } from '../admin/social-test.js';
 import type { AppContext } from '../context.js';
 import { formField as field } from '../form-body.js';
-import { isSecure } from './cookies.js';
+import { isSecure, flowCookie as stateCookie } from './cookies.js';
 import { formRoute, PAGE, pageContext, sendPage } from './responses.js';
 import { finishSignIn, resolveHosted } from './setup.js';
 
@@ -50,7 +51,7 @@ export function socialPages(scope: FastifyInstance, ctx: AppContext) {
     providerEndpoints: ctx.config.providerEndpoints,
   };
   // __Host- under https (RFC 6265bis): no subdomain or plain-http page can plant one.
-  const flowCookie = (provider: string) => `${secure ? '__Host-' : ''}latchkey_oauth_${provider}`;
+  const flowCookie = (provider: string) => stateCookie(ctx.authUrl, provider);
   const socialRefusal = (
     request: FastifyRequest,
     reply: FastifyReply,
@@ -163,6 +164,8 @@ export function socialPages(scope: FastifyInstance, ctx: AppContext) {
       if (!from) return reply;
       return socialRefusal(request, reply, error.message, `/sign-in?${hostedQuery(from)}`);
     }
+    // An admin's "Test sign-in": the profile is shown to the admin, and nothing is created.
+    if (flow.admin_id) return finishTestSignIn(ctx, request, reply, provider, flow, params);
     const h = await hosted(
       request,
       reply,

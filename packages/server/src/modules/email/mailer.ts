@@ -62,13 +62,15 @@ export function createMailer(options: MailerOptions): Mailer {
 /** The dev outbox, newest first. */
 export async function readOutbox(
   db: Kysely<Schema>,
-  options: { to?: string; limit?: number } = {},
+  options: { to?: string; limit?: number; tenantIds?: string[] } = {},
 ): Promise<MailRow[]> {
+  if (options.tenantIds?.length === 0) return [];
   let query = db
     .selectFrom('mail_outbox')
     .selectAll()
     .orderBy('created_at', 'desc')
     .limit(options.limit ?? 50);
   if (options.to) query = query.where('recipient', '=', options.to);
+  if (options.tenantIds) query = query.where('tenant_id', 'in', options.tenantIds);
   return query.execute();
 }

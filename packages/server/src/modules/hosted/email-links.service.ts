@@ -88,6 +88,23 @@ export async function mailLink(
   await deps.mailer.send({ tenantId: tenant.id, to: user.email, ...mail });
 }
 
+/**
+ * An operator's resend of a verification link or a password-reset link (admin area),
+ * within the per-recipient mail limit; the link leads to no application afterwards.
+ * Whether it was sent.
+ */
+export async function sendAccountLink(
+  deps: HostedDeps,
+  tenant: Tenant,
+  user: User,
+  purpose: LinkPurpose,
+): Promise<boolean> {
+  if (!(await withinLimit(deps, 'mailPerRecipient', user.id))) return false;
+  const token = await createEmailToken(deps.db, tenant.id, user.id, purpose, null);
+  await mailLink(deps, tenant, user, purpose, token);
+  return true;
+}
+
 /** Makes a one-time link and mails it (one write: the token). */
 async function sendEmailLink(
   deps: HostedDeps,

@@ -5,6 +5,7 @@ export {
   openEmailLink,
   requestPasswordReset,
   resendVerification,
+  sendAccountLink,
   verifyEmail,
 } from './email-links.service.js';
 export {
@@ -31,4 +32,5 @@ export {
   resetPage,
   signInPage,
   signUpPage,
+  textOn,
 } from './views.js';

@@ -9,5 +9,6 @@ export {
   listKeys,
   resolveKey,
   revokeKey,
+  SCOPES,
   type Scope,
 } from './keys.service.js';

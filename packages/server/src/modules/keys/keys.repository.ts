@@ -56,6 +56,7 @@ export async function findLiveKeyByHash(
       'k.name as k_name',
       'k.created_at as k_created_at',
       'k.revoked_at as k_revoked_at',
+      'k.last_used_at as k_last_used_at',
     ])
     .where('k.hash', '=', hash)
     .where('k.revoked_at', 'is', null)
@@ -72,6 +73,7 @@ export async function findLiveKeyByHash(
     k_name,
     k_created_at,
     k_revoked_at,
+    k_last_used_at,
     ...tenant
   } = row;
   return {
@@ -87,6 +89,7 @@ export async function findLiveKeyByHash(
       name: k_name,
       created_at: k_created_at,
       revoked_at: k_revoked_at,
+      last_used_at: k_last_used_at,
     },
     tenant,
   };

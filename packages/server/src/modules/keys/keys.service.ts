@@ -23,6 +23,8 @@ export interface ApiKey {
   name: string | null;
   createdAt: string;
   revokedAt: string | null;
+  /** To the minute: written at most once a minute per key and process. */
+  lastUsedAt: string | null;
 }
 
 const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
@@ -62,6 +64,7 @@ export function toApiKey(row: ApiKeyRow): ApiKey {
     name: row.name,
     createdAt: new Date(row.created_at).toISOString(),
     revokedAt: row.revoked_at === null ? null : new Date(row.revoked_at).toISOString(),
+    lastUsedAt: row.last_used_at ? new Date(row.last_used_at).toISOString() : null,
   };
 }
 
@@ -113,6 +116,7 @@ export async function createKey(
     name: input.name?.trim() || null,
     created_at: Date.now(),
     revoked_at: null,
+    last_used_at: null,
   };
   await insertKey(db, row);
   return { key: toApiKey(row), plaintext };
@@ -154,6 +158,8 @@ export class KeyResolver {
   readonly #db: Kysely<Schema>;
   readonly #bus: KeyCacheBus;
   readonly #cache = new TtlCache<KeyContext>(60_000);
+  /** When this process last wrote each key's last_used_at. */
+  readonly #touched = new Map<string, number>();
 
   constructor(db: Kysely<Schema>, bus: KeyCacheBus) {
     this.#db = db;
@@ -170,12 +176,28 @@ export class KeyResolver {
     const hash = hashKey(presented);
     const live = this.#bus.live;
     const cached = live ? this.#cache.get(hash) : undefined;
-    if (cached) return cached;
+    if (cached) return this.#touch(cached);
     const readAt = this.#cache.generation;
     const found = await findLiveKeyByHash(this.#db, hash);
     if (!found) return undefined;
     const context = { key: toApiKey(found.key), tenant: toTenant(found.tenant) };
     if (live) this.#cache.set(hash, context, readAt);
+    return this.#touch(context);
+  }
+
+  /** Records use for the key list, without a write on every request. */
+  #touch(context: KeyContext): KeyContext {
+    const now = Date.now();
+    const id = context.key.id;
+    if (now - (this.#touched.get(id) ?? 0) >= 60_000) {
+      this.#touched.set(id, now);
+      void this.#db
+        .updateTable('api_keys')
+        .set({ last_used_at: now })
+        .where('id', '=', id)
+        .execute()
+        .catch(() => this.#touched.delete(id));
+    }
     return context;
   }
 

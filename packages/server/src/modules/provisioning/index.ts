@@ -1,4 +1,5 @@
 export {
+  openTenant,
   type ProvisionDeps,
   type ProvisionedTenant,
   provisionTenant,

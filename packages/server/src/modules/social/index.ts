@@ -1,10 +1,12 @@
 export {
   authorizationOrigin,
+  callbackUrl,
   claimFlow,
   type FlowDeps,
   finishFlow,
   startFlow,
 } from './flow.service.js';
+export { type ListedIdentity, listIdentities } from './identities.js';
 export {
   dropUnprovenIdentities,
   type Identity,
@@ -14,6 +16,7 @@ export {
   unlinkIdentity,
   userForProfile,
 } from './link.service.js';
+export { type ProfileOutcome, previewProfile } from './preview.js';
 export {
   type Endpoints,
   PROVIDER_IDS,

@@ -1,4 +1,4 @@
-export { isValidEmail } from './email.js';
+export { emailKey, isValidEmail } from './email.js';
 export { createPasswordHasher, type PasswordHasher } from './password.js';
 export { type SignInDeps, type SignInPolicy, verifyCredentials } from './sign-in.service.js';
 export {

@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import type { SignInFailurePolicy } from '../../config/defaults.js';
 import { LatchkeyError } from '../../errors/index.js';
 import type { Schema } from '../../storage/index.js';
+import { recordAudit } from '../audit/index.js';
 import type { RateLimitService, Window } from '../rate-limit/index.js';
 import type { Tenant } from '../tenants/index.js';
 import { emailKey } from './email.js';
@@ -80,7 +81,22 @@ export async function verifyCredentials(
   const row = await findUserByEmailKey(deps.db, tenant.id, key);
   dummyHash ??= deps.hasher.hash('latchkey timing equaliser');
   const ok = await deps.hasher.verify(row?.password_hash ?? (await dummyHash), input.password);
-  if (!row?.password_hash || !ok) throw invalidCredentials();
+  if (!row?.password_hash || !ok) {
+    // A burst of failures on one account goes to the audit log once, as it starts to slow.
+    if (account.consumed[0] === policy.account.slowAfter) {
+      await recordAudit(deps.db, {
+        tenantId: tenant.id,
+        userId: row?.id,
+        kind: 'sign_in_failures',
+        detail: {
+          email: input.email.trim(),
+          ip: input.ip ?? null,
+          failures: policy.account.slowAfter,
+        },
+      });
+    }
+    throw invalidCredentials();
+  }
   await Promise.all([
     deps.limiter.reset(accountKey, accountWindow),
     addressKey === undefined ? undefined : deps.limiter.reward(addressKey, addressWindow),

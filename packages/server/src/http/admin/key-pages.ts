@@ -1,0 +1,108 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { defaults } from '../../config/defaults.js';
+import { LatchkeyError } from '../../errors/index.js';
+import {
+  type AdminSession,
+  auditChange,
+  needsReauth,
+  reauthenticate,
+  tenantForAdmin,
+} from '../../modules/admin/index.js';
+import { keysPage } from '../../modules/admin/views/keys.js';
+import { createKey, listKeys, revokeKey, SCOPES } from '../../modules/keys/index.js';
+import type { Tenant } from '../../modules/tenants/index.js';
+import type { AppContext } from '../context.js';
+import { formField } from '../form-body.js';
+import { PAGE } from '../hosted/responses.js';
+import { alertFor, noticeOf, seeOther, sendAdminPage, signedIn, viewer } from './responses.js';
+import { adminSignInDeps } from './session-pages.js';
+
+/**
+ * A sensitive step asks for the password again when the last one is older than
+ * defaults.admin.reauthAfterMs. Undefined when the session is fresh (again); an alert otherwise.
+ */
+export async function checkReauth(ctx: AppContext, request: FastifyRequest, session: AdminSession) {
+  if (!needsReauth(session)) return undefined;
+  const password = formField(request.body, 'reauth_password', defaults.password.maxLength);
+  if (!password) return { kind: 'error' as const, message: 'Type your password again to do this.' };
+  try {
+    await reauthenticate(adminSignInDeps(ctx), session, password, request.ip);
+    return undefined;
+  } catch (error) {
+    if (!(error instanceof LatchkeyError)) throw error;
+    return {
+      kind: 'error' as const,
+      message:
+        error.code === 'rate_limited' ? error.message : 'That password is wrong; nothing was done.',
+    };
+  }
+}
+
+const params = (request: FastifyRequest) => request.params as { tenantId: string; keyId?: string };
+
+/** API Keys: create (the secret shown once), list by prefix and last four, revoke. */
+export function keyPages(scope: FastifyInstance, ctx: AppContext) {
+  const db = ctx.database.db;
+  const render = async (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    tenant: Tenant,
+    status: number,
+    extra: { created?: string; alert?: ReturnType<typeof noticeOf> } = {},
+  ) =>
+    sendAdminPage(
+      reply,
+      status,
+      keysPage({
+        viewer: viewer(request, reply),
+        tenant,
+        keys: await listKeys(db, tenant.id),
+        scopes: SCOPES,
+        reauth: needsReauth(signedIn(request)),
+        ...extra,
+      }),
+    );
+
+  scope.get('/admin/tenants/:tenantId/keys', PAGE, async (request, reply) => {
+    const tenant = await tenantForAdmin(db, signedIn(request).admin, params(request).tenantId);
+    return render(request, reply, tenant, 200, { alert: noticeOf(request) });
+  });
+
+  scope.post('/admin/tenants/:tenantId/keys', PAGE, async (request, reply) => {
+    const session = signedIn(request);
+    const tenant = await tenantForAdmin(db, session.admin, params(request).tenantId);
+    const refused = await checkReauth(ctx, request, session);
+    if (refused) return render(request, reply, tenant, 403, { alert: refused });
+    const scopes = SCOPES.filter((s) => formField(request.body, `scope_${s}`) === 'on');
+    try {
+      const { key, plaintext } = await createKey(db, tenant.id, {
+        kind: 'secret',
+        scopes,
+        name: formField(request.body, 'keyName', 100) || undefined,
+      });
+      await auditChange(db, session.admin, {
+        tenantId: tenant.id,
+        kind: 'key_created',
+        detail: { keyId: key.id, key: key.display, scopes: key.scopes },
+      });
+      // Shown in this answer only: no redirect, so the key is in no URL and no later page.
+      return render(request, reply, tenant, 201, { created: plaintext });
+    } catch (error) {
+      return render(request, reply, tenant, 422, { alert: alertFor(error) });
+    }
+  });
+
+  scope.post('/admin/tenants/:tenantId/keys/:keyId/revoke', PAGE, async (request, reply) => {
+    const { admin } = signedIn(request);
+    const { tenantId, keyId } = params(request);
+    const tenant = await tenantForAdmin(db, admin, tenantId);
+    const key = await revokeKey(db, tenant.id, String(keyId));
+    await ctx.bus.publish(`key:${key.id}`);
+    await auditChange(db, admin, {
+      tenantId: tenant.id,
+      kind: 'key_revoked',
+      detail: { keyId: key.id, key: key.publishableKey ?? key.display },
+    });
+    return seeOther(reply, `/admin/tenants/${tenant.id}/keys?done=revoked`);
+  });
+}

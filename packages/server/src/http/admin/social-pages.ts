@@ -1,0 +1,190 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { defaults } from '../../config/defaults.js';
+import { LatchkeyError } from '../../errors/index.js';
+import { auditChange, needsReauth, tenantForAdmin } from '../../modules/admin/index.js';
+import type { Alert } from '../../modules/admin/views/kit.js';
+import { socialPage, type TestResult, testResultPage } from '../../modules/admin/views/social.js';
+import {
+  authorizationOrigin,
+  callbackUrl,
+  isProviderId,
+  listProviderSettings,
+  PROVIDER_IDS,
+  PROVIDERS,
+  type ProviderId,
+  type ProviderSettingsInput,
+  setProvider,
+  startFlow,
+} from '../../modules/social/index.js';
+import type { Tenant } from '../../modules/tenants/index.js';
+import type { AppContext } from '../context.js';
+import { formField } from '../form-body.js';
+import { flowCookie, isSecure } from '../hosted/cookies.js';
+import { PAGE } from '../hosted/responses.js';
+import { checkReauth } from './key-pages.js';
+import { alertFor, noticeOf, seeOther, sendAdminPage, signedIn, viewer } from './responses.js';
+import { flowDepsOf } from './social-test.js';
+
+type Params = { tenantId: string; provider: string; state?: string };
+
+function providerOf(request: FastifyRequest): ProviderId {
+  const { provider } = request.params as Params;
+  if (!isProviderId(provider)) throw new LatchkeyError('not_found', 'No such provider');
+  return provider;
+}
+
+/** The form as the social settings service's input: empty secrets keep the saved ones. */
+function settingsInput(body: unknown, provider: ProviderId): ProviderSettingsInput {
+  const text = (name: string, max = 512) => formField(body, name, max).trim();
+  const input: ProviderSettingsInput = {
+    enabled: formField(body, 'enabled') === 'on',
+    clientId: text('clientId'),
+  };
+  if (provider === 'apple') {
+    input.teamId = text('teamId');
+    input.keyId = text('keyId');
+    const pem = text('privateKey', 8192);
+    if (pem) input.privateKeyPem = pem;
+  } else {
+    const secret = formField(body, 'clientSecret', 4096);
+    if (secret) input.clientSecret = secret;
+  }
+  if (provider === 'microsoft') input.audience = text('audience');
+  return input;
+}
+
+/** Social Login: one panel per provider, write-only secrets, and "Test sign-in". */
+export function socialPages(scope: FastifyInstance, ctx: AppContext) {
+  const db = ctx.database.db;
+  const flowDeps = flowDepsOf(ctx);
+
+  async function render(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    tenant: Tenant,
+    status: number,
+    alerts: { page?: Alert; provider?: ProviderId; panel?: Alert } = {},
+  ) {
+    const settings = await listProviderSettings(db, tenant.id);
+    const enabled = settings.filter((s) => s.enabled);
+    // "Test sign-in" posts here and is sent on to the provider: form-action must allow it.
+    const origins = await Promise.all(
+      enabled.map((s) => authorizationOrigin(flowDeps, tenant, s.provider).catch(() => undefined)),
+    );
+    return sendAdminPage(
+      reply,
+      status,
+      socialPage({
+        viewer: viewer(request, reply),
+        tenant,
+        reauth: needsReauth(signedIn(request)),
+        alert: alerts.page,
+        panels: PROVIDER_IDS.map((id) => ({
+          id,
+          name: PROVIDERS[id].name,
+          callbackUrl: callbackUrl(ctx.authUrl, id),
+          settings: settings.find((s) => s.provider === id),
+          alert: alerts.provider === id ? alerts.panel : undefined,
+        })),
+      }),
+      { formTo: origins.filter((o): o is string => o !== undefined) },
+    );
+  }
+
+  scope.get('/admin/tenants/:tenantId/social', PAGE, async (request, reply) => {
+    const tenant = await tenantForAdmin(
+      db,
+      signedIn(request).admin,
+      (request.params as Params).tenantId,
+    );
+    return render(request, reply, tenant, 200, { page: noticeOf(request) });
+  });
+
+  scope.post('/admin/tenants/:tenantId/social/:provider', PAGE, async (request, reply) => {
+    const session = signedIn(request);
+    const tenant = await tenantForAdmin(db, session.admin, (request.params as Params).tenantId);
+    const provider = providerOf(request);
+    const input = settingsInput(request.body, provider);
+    const secretChanged = input.clientSecret !== undefined || input.privateKeyPem !== undefined;
+    if (secretChanged) {
+      const refused = await checkReauth(ctx, request, session);
+      if (refused) return render(request, reply, tenant, 403, { provider, panel: refused });
+    }
+    try {
+      const saved = await setProvider(db, ctx.box, tenant.id, provider, input);
+      await ctx.bus.publish(`tenant:${tenant.id}`);
+      await auditChange(db, session.admin, {
+        tenantId: tenant.id,
+        kind: 'provider_updated',
+        // Never the secret: only that it was replaced.
+        detail: {
+          provider,
+          enabled: saved.enabled,
+          clientId: saved.clientId,
+          ...(secretChanged ? { secret: 'replaced' } : {}),
+          ...(saved.teamId ? { teamId: saved.teamId, keyId: saved.keyId } : {}),
+          ...(saved.audience ? { audience: saved.audience } : {}),
+        },
+      });
+      return seeOther(reply, `/admin/tenants/${tenant.id}/social?done=saved#h-${provider}`);
+    } catch (error) {
+      return render(request, reply, tenant, 422, { provider, panel: alertFor(error) });
+    }
+  });
+
+  scope.post('/admin/tenants/:tenantId/social/:provider/test', PAGE, async (request, reply) => {
+    const { admin } = signedIn(request);
+    const tenant = await tenantForAdmin(db, admin, (request.params as Params).tenantId);
+    const provider = providerOf(request);
+    const { url, state } = await startFlow(flowDeps, tenant, provider, '').catch((error) => {
+      throw new LatchkeyError('invalid_request', (error as Error).message);
+    });
+    // Marks the flow as this admin's test: the callback then creates nothing.
+    await db
+      .updateTable('oauth_flows')
+      .set({ admin_id: admin.id })
+      .where('state', '=', state)
+      .execute();
+    reply.setCookie(flowCookie(ctx.authUrl, provider), state, {
+      path: '/',
+      httpOnly: true,
+      maxAge: 600,
+      sameSite: provider === 'apple' ? 'none' : 'lax',
+      secure: provider === 'apple' ? true : isSecure(ctx.authUrl),
+    });
+    return seeOther(reply, url);
+  });
+
+  scope.get(
+    '/admin/tenants/:tenantId/social/:provider/test/:state',
+    PAGE,
+    async (request, reply) => {
+      const { admin } = signedIn(request);
+      const tenant = await tenantForAdmin(db, admin, (request.params as Params).tenantId);
+      const provider = providerOf(request);
+      const flow = await db
+        .selectFrom('oauth_flows')
+        .select(['test_result'])
+        .where(
+          'state',
+          '=',
+          String((request.params as Params).state).slice(0, defaults.hosted.stateMaxLength),
+        )
+        .where('tenant_id', '=', tenant.id)
+        .where('provider', '=', provider)
+        .where('admin_id', '=', admin.id)
+        .executeTakeFirst();
+      if (!flow?.test_result) throw new LatchkeyError('not_found', 'No such test');
+      return sendAdminPage(
+        reply,
+        200,
+        testResultPage({
+          viewer: viewer(request, reply),
+          tenant,
+          providerName: PROVIDERS[provider].name,
+          result: JSON.parse(flow.test_result) as TestResult,
+        }),
+      );
+    },
+  );
+}

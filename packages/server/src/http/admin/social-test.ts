@@ -1,0 +1,65 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { barePage, e } from '../../modules/admin/views/kit.js';
+import type { TestResult } from '../../modules/admin/views/social.js';
+import {
+  type FlowDeps,
+  finishFlow,
+  type ProviderId,
+  previewProfile,
+  SocialRefusal,
+} from '../../modules/social/index.js';
+import { getTenant } from '../../modules/tenants/index.js';
+import type { AppContext } from '../context.js';
+import { sendPage } from '../hosted/responses.js';
+
+export const flowDepsOf = (ctx: AppContext): FlowDeps => ({
+  db: ctx.database.db,
+  bus: ctx.bus,
+  box: ctx.box,
+  authUrl: ctx.authUrl,
+  providerEndpoints: ctx.config.providerEndpoints,
+});
+
+/**
+ * The provider's answer to an admin's "Test sign-in" (called from the social callback):
+ * the real flow is finished, and what would happen is kept for the admin to read;
+ * nothing is created. The browser then goes on by a same-site step (a refresh from this
+ * page), since the admin's SameSite=Strict cookie does not ride a redirect from the provider.
+ */
+export async function finishTestSignIn(
+  ctx: AppContext,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  provider: ProviderId,
+  flow: { state: string; nonce: string; code_verifier: string; tenant_id: string },
+  params: URLSearchParams,
+) {
+  const db = ctx.database.db;
+  const tenant = await getTenant(db, flow.tenant_id);
+  let result: TestResult;
+  try {
+    const profile = await finishFlow(flowDepsOf(ctx), tenant, provider, flow, params, (error) =>
+      request.log.warn({ err: error, provider }, 'test sign-in failed at the provider'),
+    );
+    result = { ok: true, profile, outcome: await previewProfile(db, tenant, provider, profile) };
+  } catch (error) {
+    if (!(error instanceof SocialRefusal)) throw error;
+    result = { ok: false, message: error.message };
+  }
+  await db
+    .updateTable('oauth_flows')
+    .set({ test_result: JSON.stringify(result) })
+    .where('state', '=', flow.state)
+    .execute();
+  const next = `/admin/tenants/${tenant.id}/social/${provider}/test/${encodeURIComponent(flow.state)}`;
+  return sendPage(
+    reply,
+    200,
+    barePage(
+      request.cspNonce,
+      'Test sign-in finished',
+      `<p><a id="next" href="${e(next)}">Show the result</a></p>`,
+      `<meta http-equiv="refresh" content="0;url=${e(next)}">`,
+    ),
+  );
+}

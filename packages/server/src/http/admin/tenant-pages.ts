@@ -1,0 +1,151 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Environment, Plan } from '../../config/defaults.js';
+import { LatchkeyError } from '../../errors/index.js';
+import { auditChange, tenantForAdmin, visibleTenants } from '../../modules/admin/index.js';
+import { tenantPage, tenantsPage } from '../../modules/admin/views/tenants.js';
+import { listKeys } from '../../modules/keys/index.js';
+import { openTenant } from '../../modules/provisioning/index.js';
+import { type TenantInput, updateTenant } from '../../modules/tenants/index.js';
+import type { AppContext } from '../context.js';
+import { formField } from '../form-body.js';
+import { PAGE } from '../hosted/responses.js';
+import { alertFor, noticeOf, seeOther, sendAdminPage, signedIn, viewer } from './responses.js';
+
+const tenantIdOf = (request: FastifyRequest) => (request.params as { tenantId: string }).tenantId;
+
+/** A form number: undefined when empty, NaN (refused by the rules) when not a number. */
+const numberField = (body: unknown, name: string) => {
+  const raw = formField(body, name, 20).trim();
+  return raw === '' ? undefined : /^\d+$/.test(raw) ? Number(raw) : Number.NaN;
+};
+
+/** The settings form as the tenants service's input (the same rules as the CLI). */
+function settingsInput(body: unknown, superuser: boolean): Omit<TenantInput, 'environment'> {
+  const plan = formField(body, 'plan', 20) as Plan;
+  const input: Omit<TenantInput, 'environment'> = {
+    name: formField(body, 'name', 200),
+    allowedOrigins: formField(body, 'allowedOrigins', 8000).split(/\s+/).filter(Boolean),
+    accessTokenTtl: numberField(body, 'accessTokenTtl'),
+    requireEmailVerification: formField(body, 'requireEmailVerification') === 'on',
+    passwordEnabled: formField(body, 'passwordEnabled') === 'on',
+  };
+  // Plans and limits are the operator's: a tenant-bound admin cannot change them.
+  if (superuser) {
+    input.plan = plan;
+    if (plan === 'enterprise') {
+      input.rps = numberField(body, 'rps');
+      input.rpm = numberField(body, 'rpm');
+    }
+  }
+  return input;
+}
+
+/** Tenants: the list, creation, and one tenant's settings and snippets. */
+export function tenantPages(scope: FastifyInstance, ctx: AppContext) {
+  const db = ctx.database.db;
+  const publishableKeyOf = async (tenantId: string) =>
+    (await listKeys(db, tenantId)).find((k) => k.kind === 'publishable' && !k.revokedAt)
+      ?.publishableKey ?? undefined;
+
+  scope.get('/admin/tenants', PAGE, async (request, reply) => {
+    const { admin } = signedIn(request);
+    return sendAdminPage(
+      reply,
+      200,
+      tenantsPage({
+        viewer: viewer(request, reply),
+        tenants: await visibleTenants(db, admin),
+        alert: noticeOf(request),
+      }),
+    );
+  });
+
+  scope.post('/admin/tenants', PAGE, async (request, reply) => {
+    const { admin } = signedIn(request);
+    if (!admin.superuser) throw new LatchkeyError('not_found', 'No such page');
+    const form = {
+      name: formField(request.body, 'name', 200),
+      environment: formField(request.body, 'environment', 20),
+      plan: formField(request.body, 'plan', 20),
+    };
+    try {
+      // The publishable key is public; a secret key is made (and shown once) in API Keys.
+      const { tenant } = await openTenant(
+        { db, signingKeys: ctx.signingKeys },
+        { name: form.name, environment: form.environment as Environment, plan: form.plan as Plan },
+        'default',
+      );
+      await auditChange(db, admin, {
+        tenantId: tenant.id,
+        kind: 'tenant_created',
+        detail: { name: tenant.name, environment: tenant.environment, plan: tenant.plan },
+      });
+      return seeOther(reply, `/admin/tenants/${tenant.id}?done=created`);
+    } catch (error) {
+      return sendAdminPage(
+        reply,
+        422,
+        tenantsPage({
+          viewer: viewer(request, reply),
+          tenants: await visibleTenants(db, admin),
+          alert: alertFor(error),
+          form,
+        }),
+      );
+    }
+  });
+
+  scope.get('/admin/tenants/:tenantId', PAGE, async (request, reply) => {
+    const tenant = await tenantForAdmin(db, signedIn(request).admin, tenantIdOf(request));
+    return sendAdminPage(
+      reply,
+      200,
+      tenantPage({
+        viewer: viewer(request, reply),
+        tenant,
+        publishableKey: await publishableKeyOf(tenant.id),
+        authUrl: ctx.authUrl,
+        alert: noticeOf(request),
+      }),
+    );
+  });
+
+  scope.post('/admin/tenants/:tenantId', PAGE, async (request, reply) => {
+    const { admin } = signedIn(request);
+    const tenant = await tenantForAdmin(db, admin, tenantIdOf(request));
+    const input = settingsInput(request.body, admin.superuser);
+    try {
+      const updated = await updateTenant(db, tenant.id, input);
+      await ctx.bus.publish(`tenant:${tenant.id}`);
+      await auditChange(db, admin, {
+        tenantId: tenant.id,
+        kind: 'tenant_updated',
+        detail: changes(tenant, updated),
+      });
+      return seeOther(reply, `/admin/tenants/${tenant.id}?done=saved`);
+    } catch (error) {
+      return sendAdminPage(
+        reply,
+        422,
+        tenantPage({
+          viewer: viewer(request, reply),
+          tenant: { ...tenant, ...(input as object) } as typeof tenant,
+          publishableKey: await publishableKeyOf(tenant.id),
+          authUrl: ctx.authUrl,
+          alert: alertFor(error),
+        }),
+      );
+    }
+  });
+}
+
+/** What changed, field by field (tenant settings hold no secrets). */
+export function changes<T extends object>(before: T, after: T): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(after) as (keyof T)[]) {
+    if (key === 'updatedAt') continue;
+    if (JSON.stringify(before[key]) !== JSON.stringify(after[key]))
+      out[key as string] = { from: before[key], to: after[key] };
+  }
+  return out;
+}

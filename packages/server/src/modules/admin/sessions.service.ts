@@ -1,0 +1,169 @@
+import { createHash, randomBytes } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import { defaults, type SignInFailurePolicy } from '../../config/defaults.js';
+import { LatchkeyError } from '../../errors/index.js';
+import type { Schema } from '../../storage/index.js';
+import { recordAudit } from '../audit/index.js';
+import type { RateLimitService, Window } from '../rate-limit/index.js';
+import { emailKey, type PasswordHasher } from '../users/index.js';
+import { type Admin, findAdminRow, toAdmin } from './accounts.service.js';
+
+export interface AdminSignInDeps {
+  db: Kysely<Schema>;
+  hasher: PasswordHasher;
+  limiter: RateLimitService;
+  /** The same failed sign-in policy as users' (defaults.signInFailures). */
+  policy: SignInFailurePolicy;
+}
+
+/** A signed-in admin and when they last typed their password. */
+export interface AdminSession {
+  admin: Admin;
+  /** SHA-256 of the cookie, the session's id. */
+  hash: string;
+  authenticatedAt: number;
+}
+
+const sha256 = (value: string) => createHash('sha256').update(value).digest('hex');
+let dummyHash: Promise<string> | undefined;
+
+/**
+ * Checks an admin's password with the throttling of users' sign-in (README "Sign-in
+ * failures"): counted per account and per client address before any work; slowed past
+ * `slowAfter`, refused past `refuseAfter`. The burst is written to the audit log once.
+ */
+export async function checkAdminPassword(
+  deps: AdminSignInDeps,
+  input: { email: string; password: string; ip: string },
+) {
+  const { policy } = deps;
+  const account: Window = {
+    name: 'admin-sign-in-account',
+    quota: policy.account.refuseAfter,
+    seconds: policy.windowSeconds,
+  };
+  const address: Window = {
+    name: 'admin-sign-in-address',
+    quota: policy.address.refuseAfter,
+    seconds: policy.windowSeconds,
+  };
+  const accountKey = `admin:${emailKey(input.email.trim())}`;
+  const addressKey = `admin:${input.ip}`;
+  const [byAccount, byAddress] = await Promise.all([
+    deps.limiter.consume(accountKey, [account]),
+    deps.limiter.consume(addressKey, [address]),
+  ]);
+  const refused = [byAccount, byAddress].find((d) => !d.allowed);
+  if (refused)
+    throw new LatchkeyError(
+      'rate_limited',
+      `Too many failed sign-ins; retry after ${refused.retryAfter} s`,
+    );
+  const count = byAccount.consumed[0] ?? 1;
+  const over = count - 1 - policy.account.slowAfter;
+  if (over >= 0) {
+    const ms = Math.min((over + 1) * policy.slowStepMs, policy.slowMaxMs);
+    await new Promise((resolve) => setTimeout(resolve, ms));
+  }
+  const row = await findAdminRow(deps.db, input.email);
+  dummyHash ??= deps.hasher.hash('latchkey timing equaliser');
+  const ok = await deps.hasher.verify(row?.password_hash ?? (await dummyHash), input.password);
+  if (!row || !ok) {
+    if (count === policy.account.slowAfter) {
+      await recordAudit(deps.db, {
+        tenantId: null,
+        kind: 'admin_sign_in_failures',
+        detail: { email: input.email.trim(), ip: input.ip, failures: count },
+      });
+    }
+    throw new LatchkeyError('invalid_credentials', 'The e-mail address or the password is wrong');
+  }
+  await Promise.all([
+    deps.limiter.reset(accountKey, account),
+    deps.limiter.reward(addressKey, address),
+  ]);
+  return row;
+}
+
+/** Signs an admin in: returns the cookie value (only its hash is stored). */
+export async function signInAdmin(
+  deps: AdminSignInDeps,
+  input: { email: string; password: string; ip: string },
+): Promise<{ cookie: string; admin: Admin }> {
+  const row = await checkAdminPassword(deps, input);
+  const cookie = randomBytes(32).toString('base64url');
+  const now = Date.now();
+  await deps.db
+    .insertInto('admin_sessions')
+    .values({
+      hash: sha256(cookie),
+      admin_id: row.id,
+      created_at: now,
+      authenticated_at: now,
+      last_seen_at: now,
+      expires_at: now + defaults.admin.sessionMs,
+      ip: input.ip,
+    })
+    .execute();
+  // Sessions that ended long ago are dropped now and then (here: at each sign-in).
+  await deps.db.deleteFrom('admin_sessions').where('expires_at', '<', now).execute();
+  return { cookie, admin: await toAdmin(deps.db, row) };
+}
+
+/** The live session of a cookie, or undefined (unknown, expired, or idle too long). */
+export async function adminSession(
+  db: Kysely<Schema>,
+  cookie: string | undefined,
+): Promise<AdminSession | undefined> {
+  if (!cookie) return undefined;
+  const hash = sha256(cookie);
+  const found = await db
+    .selectFrom('admin_sessions')
+    .innerJoin('admins', 'admins.id', 'admin_sessions.admin_id')
+    .selectAll('admins')
+    .select([
+      'admin_sessions.authenticated_at as authenticated_at',
+      'admin_sessions.last_seen_at as last_seen_at',
+      'admin_sessions.expires_at as expires_at',
+    ])
+    .where('admin_sessions.hash', '=', hash)
+    .executeTakeFirst();
+  const now = Date.now();
+  if (!found || found.expires_at <= now || found.last_seen_at + defaults.admin.idleMs <= now)
+    return undefined;
+  // One write a minute at most: activity keeps the session from idling out.
+  if (now - found.last_seen_at > 60_000) {
+    await db
+      .updateTable('admin_sessions')
+      .set({ last_seen_at: now })
+      .where('hash', '=', hash)
+      .execute();
+  }
+  const { authenticated_at, last_seen_at: _seen, expires_at: _expires, ...row } = found;
+  return { admin: await toAdmin(db, row), hash, authenticatedAt: authenticated_at };
+}
+
+export async function signOutAdmin(db: Kysely<Schema>, cookie: string | undefined): Promise<void> {
+  if (cookie) await db.deleteFrom('admin_sessions').where('hash', '=', sha256(cookie)).execute();
+}
+
+/** Whether a sensitive step (a new secret key, a provider secret) must ask for the password. */
+export const needsReauth = (session: AdminSession, now = Date.now()) =>
+  now - session.authenticatedAt > defaults.admin.reauthAfterMs;
+
+/** The password typed again: checked (throttled like sign-in) and the session refreshed. */
+export async function reauthenticate(
+  deps: AdminSignInDeps,
+  session: AdminSession,
+  password: string,
+  ip: string,
+): Promise<void> {
+  await checkAdminPassword(deps, { email: session.admin.email, password, ip });
+  const now = Date.now();
+  await deps.db
+    .updateTable('admin_sessions')
+    .set({ authenticated_at: now })
+    .where('hash', '=', session.hash)
+    .execute();
+  session.authenticatedAt = now;
+}

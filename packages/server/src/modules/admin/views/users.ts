@@ -1,0 +1,111 @@
+import type { Session } from '../../sessions/index.js';
+import type { ListedIdentity } from '../../social/index.js';
+import type { Tenant } from '../../tenants/index.js';
+import type { User } from '../../users/index.js';
+import {
+  type Alert,
+  actionButton,
+  e,
+  field,
+  layout,
+  table,
+  tenantPath,
+  type Viewer,
+  when,
+} from './kit.js';
+
+export function usersPage(p: {
+  viewer: Viewer;
+  tenant: Tenant;
+  email: string;
+  users: User[];
+  more: boolean;
+  alert?: Alert;
+}): string {
+  const base = tenantPath(p.tenant.id, 'users');
+  const rows = p.users.map((u) => [
+    `<a href="${base}/${u.id}">${e(u.email)}</a>`,
+    e(u.name ?? ''),
+    u.disabled ? 'disabled' : 'active',
+    u.emailVerified ? 'yes' : 'no',
+    when(u.createdAt),
+  ]);
+  const search = `<form method="get" action="${base}" class="card" role="search">
+${field({ name: 'email', label: 'E-mail address', type: 'email', value: p.email, hint: 'The exact address (case does not matter). Empty: the oldest users.' })}
+<button type="submit">Search</button></form>`;
+  return layout({
+    viewer: p.viewer,
+    title: 'Users',
+    top: 'tenants',
+    tenant: { tenant: p.tenant, section: 'users' },
+    alert: p.alert,
+    body: `${search}${table('Users', ['E-mail', 'Name', 'State', 'Verified', 'Created'], rows)}${p.more ? '<p>Only the first page is shown: search by e-mail to find someone.</p>' : ''}`,
+  });
+}
+
+export function userPage(p: {
+  viewer: Viewer;
+  tenant: Tenant;
+  user: User;
+  identities: ListedIdentity[];
+  sessions: Session[];
+  alert?: Alert;
+}): string {
+  const u = p.user;
+  const base = `${tenantPath(p.tenant.id, 'users')}/${u.id}`;
+  const csrf = p.viewer.csrf;
+  const facts = `<dl class="card">
+<dt>Id</dt><dd><code>${e(u.id)}</code></dd>
+<dt>Name</dt><dd>${e(u.name ?? '—')}</dd>
+<dt>State</dt><dd>${u.disabled ? 'disabled' : 'active'}</dd>
+<dt>E-mail verified</dt><dd>${u.emailVerified ? 'yes' : 'no'}</dd>
+<dt>Roles</dt><dd>${e(u.roles.join(', ') || '—')}</dd>
+<dt>Created</dt><dd>${when(u.createdAt)}</dd></dl>`;
+  const actions = `<h2>Actions</h2><div class="row">
+${
+  u.disabled
+    ? actionButton(csrf, `${base}/enable`, 'Enable')
+    : actionButton(csrf, `${base}/disable`, 'Disable', {
+        danger: true,
+        confirm: 'Disable this user and end every session?',
+      })
+}
+${actionButton(csrf, `${base}/sign-out-everywhere`, 'Sign out everywhere')}
+${u.emailVerified ? '' : actionButton(csrf, `${base}/resend-verification`, 'Resend verification')}
+${actionButton(csrf, `${base}/send-password-reset`, 'Send password reset')}
+${actionButton(csrf, `${base}/delete`, 'Delete', { danger: true, confirm: 'Delete this user for good?' })}
+</div>`;
+  const identities = table(
+    'Identities',
+    ['Provider', 'Subject', 'E-mail', 'Linked', 'Last used'],
+    p.identities.map((i) => [
+      e(i.provider),
+      `<code>${e(i.subject)}</code>`,
+      `${e(i.email ?? '—')}${i.emailVerified ? ' (verified)' : ''}`,
+      when(i.createdAt),
+      when(i.lastUsedAt),
+    ]),
+  );
+  const sessions = table(
+    'Sessions',
+    ['Started', 'Last activity', 'Client address', 'Browser', 'State', ''],
+    p.sessions.map((s) => [
+      when(s.createdAt),
+      when(s.lastUsedAt),
+      `<code>${e(s.ip ?? '—')}</code>`,
+      e((s.userAgent ?? '—').slice(0, 80)),
+      s.revokedAt ? `revoked (${e(s.revokedReason ?? '')})` : 'live',
+      s.revokedAt
+        ? ''
+        : actionButton(csrf, `${base}/sessions/${s.id}/revoke`, 'Revoke', { danger: true }),
+    ]),
+  );
+  return layout({
+    viewer: p.viewer,
+    title: u.email,
+    top: 'tenants',
+    tenant: { tenant: p.tenant, section: 'users' },
+    alert: p.alert,
+    body: `<p><a href="${tenantPath(p.tenant.id, 'users')}">All users</a></p>${facts}${actions}<h2>Identities</h2>${identities}<h2>Sessions</h2>${sessions}`,
+  });
+}

@@ -1,0 +1,7 @@
+export {
+  type AuditEntry,
+  type AuditEvent,
+  type AuditFilter,
+  queryAudit,
+  recordAudit,
+} from './audit.js';
