@@ -98,8 +98,7 @@ export function sessionRoutes(app: FastifyInstance, ctx: AppContext) {
     async (request, reply) => {
       const { tenant } = authOf(request);
       const { refreshToken } = request.body as Static<typeof RefreshBody>;
-      const sessionId = await ctx.sessions.sessionOfRefreshToken(tenant.id, refreshToken);
-      if (sessionId) await ctx.sessions.revoke(tenant.id, { sessionId }, 'signed_out');
+      await ctx.sessions.signOut(tenant.id, refreshToken);
       return reply.code(204).send();
     },
   );

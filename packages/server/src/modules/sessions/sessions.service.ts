@@ -3,6 +3,7 @@ import { SignJWT } from 'jose';
 import type { Kysely } from 'kysely';
 import type { InvalidationBus } from '../../cache/invalidation.js';
 import { TtlCache } from '../../cache/ttl-cache.js';
+import { defaults } from '../../config/defaults.js';
 import { LatchkeyError } from '../../errors/index.js';
 import type { Schema, SessionRow } from '../../storage/index.js';
 import type { Tenant } from '../tenants/index.js';
@@ -60,6 +61,8 @@ export interface SessionsDeps {
   authUrl: string;
   /** Told whether each session-state look-up came from the cache. */
   onCacheLookup?: (hit: boolean) => void;
+  /** Grace period for a rotated refresh token (defaults.ts: refreshReuseIntervalMs). */
+  refreshReuseIntervalMs?: number;
 }
 
 export function issuerOf(authUrl: string, tenantId: string): string {
@@ -166,7 +169,8 @@ export class Sessions {
 
   /**
    * Rotates a refresh token (RFC 9700 section 4.14.2): each one works once; presenting a
-   * used one again means it was copied, so the whole session is revoked.
+   * used one again means it was copied, so the whole session is revoked. Within the reuse
+   * interval after its rotation a token gets a new pair instead (two tabs at once).
    */
   async refresh(
     tenant: Tenant,
@@ -177,7 +181,12 @@ export class Sessions {
     const found = await findRefreshToken(this.#deps.db, tenant.id, hash);
     if (!found) throw invalidGrant('The refresh token is not valid');
     const now = Date.now();
-    if (found.used_at !== null || !(await markRefreshTokenUsed(this.#deps.db, hash, now))) {
+    const claimed =
+      found.used_at === null && (await markRefreshTokenUsed(this.#deps.db, hash, now));
+    // Not claimed: used before, or by a request that won the race just now.
+    const usedAt = found.used_at ?? now;
+    const reuse = this.#deps.refreshReuseIntervalMs ?? defaults.refreshReuseIntervalMs;
+    if (!claimed && now - usedAt > reuse) {
       await this.revoke(tenant.id, { sessionId: found.session_id }, 'refresh_token_reused');
       throw invalidGrant('The refresh token was already used; the session has been revoked');
     }
@@ -223,6 +232,12 @@ export class Sessions {
       refreshToken: await this.#newRefreshToken(tenant.id, row.id, row.expires_at),
       sessionId: row.id,
     };
+  }
+
+  /** Ends the session of a refresh token; unknown tokens are ignored (RFC 7009 section 2.2). */
+  async signOut(tenantId: string, refreshToken: string): Promise<void> {
+    const sessionId = await this.sessionOfRefreshToken(tenantId, refreshToken);
+    if (sessionId) await this.revoke(tenantId, { sessionId }, 'signed_out');
   }
 
   /** The session of a refresh token (for sign-out), or undefined. */
