@@ -1,5 +1,10 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { buttonPage, hostedQuery, messagePage } from '../../modules/hosted/index.js';
+import {
+  buttonPage,
+  hostedQuery,
+  messagePage,
+  startedOnCallerPage,
+} from '../../modules/hosted/index.js';
 import {
   authorizationOrigin,
   claimFlow,
@@ -58,7 +63,7 @@ export function socialPages(scope: FastifyInstance, ctx: AppContext, kit: Kit) {
    * Starts a provider sign-in. A request that asks for a PKCE code (which yields a
    * long-lived refresh token) takes one click on our page first, as a returning browser
    * does on /sign-in: a crafted link cannot mint a code through a provider that approves
-   * silently.
+   * silently. A click on the caller's own page (the browser library's buttons) counts.
    */
   async function begin(request: FastifyRequest, reply: FastifyReply, clicked: boolean) {
     const { provider } = request.params as { provider: string };
@@ -79,7 +84,7 @@ export function socialPages(scope: FastifyInstance, ctx: AppContext, kit: Kit) {
         back,
       );
     }
-    if (h.codeChallenge && !clicked) {
+    if (h.codeChallenge && !clicked && !startedOnCallerPage(h, request.headers.referer)) {
       try {
         const origin = await authorizationOrigin(flowDeps, h.tenant, provider);
         return send(

@@ -13,6 +13,7 @@ export {
   Refusal,
   redeemCode,
   startBrowserSession,
+  startedOnCallerPage,
   useEmailToken,
   voidEmailTokens,
 } from './hosted.service.js';
