@@ -116,7 +116,12 @@ function createClient(pk: string, authUrl: string, kind: StorageKind): LatchkeyC
   }
 
   const same = (a: Tokens | null, b: Tokens | null) =>
-    a === b || (!!a && !!b && a.refreshToken === b.refreshToken && a.accessToken === b.accessToken);
+    a === b ||
+    (!!a &&
+      !!b &&
+      a.refreshToken === b.refreshToken &&
+      a.accessToken === b.accessToken &&
+      a.expiresAt === b.expiresAt);
 
   /** Makes `next` this tab's tokens, tells listeners, and other tabs when `share`. */
   function adopt(next: Tokens | null, share: boolean): void {
