@@ -92,7 +92,10 @@ function createClient(pk: string, authUrl: string, kind: StorageKind): LatchkeyC
   const KEY = `latchkey:${pk}`;
   const PENDING = `${KEY}:pending`;
   const listeners: ((state: LatchkeyState) => void)[] = [];
-  const channel = typeof BroadcastChannel === 'function' ? new BroadcastChannel(KEY) : null;
+  // Browsers only: on a server (Node has BroadcastChannel) it would keep the process alive.
+  const browser = typeof window === 'object';
+  const channel =
+    browser && typeof BroadcastChannel === 'function' ? new BroadcastChannel(KEY) : null;
   let tokens = read();
   let state = toState(tokens);
   /** Bumped at sign-out: an answer to a request sent before it is dropped. */
@@ -145,7 +148,7 @@ function createClient(pk: string, authUrl: string, kind: StorageKind): LatchkeyC
       adopt(m.s || null, false);
     };
   }
-  if (kind === 'local' && typeof addEventListener === 'function') {
+  if (browser && kind === 'local') {
     addEventListener('storage', (event) => {
       if (event.key === KEY || event.key === null) adopt(read(), false);
     });
