@@ -3,6 +3,7 @@
  * under a strict Content-Security-Policy, loads /sdk/latchkey.js and signs in through a
  * GitHub-shaped provider and through the hosted e-mail page.
  */
+import { spawn } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
@@ -495,6 +496,43 @@ describe.skipIf(!HAVE_CHROMIUM)(
         );
         expect(violations).toEqual([]);
       });
+    });
+
+    it('the script-tag example signs in with e-mail, shows the e-mail, and signs out', async () => {
+      const port = await freePort();
+      const origin = `http://localhost:${port}`;
+      const example = await app.tenant({ allowedOrigins: [origin] });
+      const address = email('example');
+      await postJson(app, '/v1/auth/sign-up', example.secretKey, {
+        email: address,
+        password: PASSWORD,
+      });
+      const server = spawn(process.execPath, [join(ROOT, 'examples/script-tag/server.mjs')], {
+        env: { ...process.env, PORT: String(port), LATCHKEY_URL: app.url },
+        stdio: ['ignore', 'pipe', 'inherit'],
+      });
+      try {
+        await new Promise((ready) => server.stdout?.once('data', ready));
+        await withContext(async (context) => {
+          const page = await context.newPage();
+          await page.goto(`${origin}/?pk=${example.publishableKey}`);
+          await Promise.all([
+            page.waitForURL((url) => url.pathname === '/sign-in'),
+            page.getByRole('button', { name: 'Continue with e-mail' }).click(),
+          ]);
+          await page.fill('#email', address);
+          await page.fill('#password', PASSWORD);
+          await page.click('button[type=submit]');
+          await page.waitForURL(`${origin}/`);
+          await expect.poll(() => page.textContent('#email')).toBe(address);
+          await page.getByRole('button', { name: 'Sign out' }).click();
+          await page.getByRole('button', { name: 'Continue with e-mail' }).waitFor();
+          expect(await page.isHidden('#signed-in')).toBe(true);
+          expect(await cspViolations(page)).toEqual([]);
+        });
+      } finally {
+        server.kill();
+      }
     });
   },
 );
