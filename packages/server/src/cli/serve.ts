@@ -11,6 +11,7 @@ const EXAMPLE_URL = 'http://localhost:5173';
 
 function printExample(output: Output, publishableKey: string | null | undefined): void {
   if (!publishableKey) return;
+  output.out('');
   output.out(`Script-tag example (run: npm run example:script):`);
   output.out(`  ${EXAMPLE_URL}/?pk=${publishableKey}`);
 }
