@@ -339,12 +339,12 @@ describe.skipIf(!HAVE_CHROMIUM)(
         await second.goto(`${site.origin}/`);
         expect(await client.signedIn(second)).toBe(true);
         const sid = (await client.user(first))?.sid as string;
-        const refreshes = [0, 0];
-        [first, second].forEach((page, i) => {
-          page.on('request', (r) => {
-            if (r.method() === 'POST' && r.url().endsWith('/v1/client/token')) refreshes[i] += 1;
-          });
-        });
+        const refreshes: [number, number] = [0, 0];
+        const count = (i: 0 | 1) => (r: { method(): string; url(): string }) => {
+          if (r.method() === 'POST' && r.url().endsWith('/v1/client/token')) refreshes[i] += 1;
+        };
+        first.on('request', count(0));
+        second.on('request', count(1));
         for (let round = 1; round <= 3; round++) {
           const before = await client.token(first);
           await client.expire(first);
