@@ -70,13 +70,20 @@ async function startSite(authUrl: string) {
       res.end('button{background:rgb(255,0,0)!important;font-size:40px}h2{color:rgb(0,0,255)}');
       return;
     }
+    if (path === '/logo.svg') {
+      res.writeHead(200, { 'content-type': 'image/svg+xml' });
+      res.end(
+        '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 40 40"><circle cx="20" cy="20" r="18" fill="#6639ba"/><path d="M20 8l6 16h-12z" fill="#fff"/></svg>',
+      );
+      return;
+    }
     if (path !== '/' && path !== '/callback') {
       res.writeHead(404).end();
       return;
     }
     res.writeHead(200, {
       'content-type': 'text/html; charset=utf-8',
-      'content-security-policy': `default-src 'none'; script-src ${authUrl}; connect-src ${authUrl}; style-src 'self'; img-src ${authUrl}; base-uri 'none'; form-action 'none'`,
+      'content-security-policy': `default-src 'none'; script-src ${authUrl}; connect-src ${authUrl}; style-src 'self'; img-src 'self'; base-uri 'none'; form-action 'none'`,
     });
     res.end(`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>App</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -422,6 +429,7 @@ describe.skipIf(!HAVE_CHROMIUM)(
       await updateTenant(app.ctx.database.db, showcase.tenant.id, {
         name: 'Acme Rockets',
         primaryColor: '#6639ba',
+        logoUrl: `${site.origin}/logo.svg`,
       });
       const pem = generateKeyPairSync('ec', { namedCurve: 'P-256' })
         .privateKey.export({ type: 'pkcs8', format: 'pem' })
@@ -463,6 +471,14 @@ describe.skipIf(!HAVE_CHROMIUM)(
         await page.setViewportSize({ width: 1280, height: 800 });
         await mounted(page, showcase);
         expect(await buttons(page)).toEqual(all);
+        // The logo is decorative (alt=""): the tenant's name follows as text.
+        const logo = page.locator('[data-latchkey] img');
+        expect(await logo.getAttribute('alt')).toBe('');
+        await expect
+          .poll(() =>
+            logo.evaluate((img) => (img as unknown as { naturalWidth: number }).naturalWidth),
+          )
+          .toBeGreaterThan(0);
         await page.locator('[data-latchkey]').screenshot({
           path: join(ARTIFACTS, 'sdk-buttons-desktop.png'),
         });
