@@ -115,7 +115,7 @@ export interface paths {
         put?: never;
         /**
          * Exchange a refresh token for new tokens (the refresh token rotates)
-         * @description Presenting a refresh token a second time revokes its whole session.
+         * @description Presenting a refresh token again more than 5 s after its rotation revokes its whole session; within those seconds (two tabs at once) it gets a new pair.
          */
         post: operations["refreshTokens"];
         delete?: never;
@@ -303,6 +303,26 @@ export interface paths {
          * @description grant_type=authorization_code with code and code_verifier (RFC 7636, S256), or grant_type=refresh_token. Publishable key; the Origin must be an allowed origin of the tenant.
          */
         post: operations["exchangeClientToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/client/sign-out": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Browser sign-out: end the session of a refresh token
+         * @description Publishable key; the Origin must be an allowed origin of the tenant. The access tokens of the session introspect inactive at once. Answers 204 whether or not the token was known (RFC 7009 section 2.2).
+         */
+        post: operations["clientSignOut"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1576,6 +1596,84 @@ export interface operations {
                         sessionId: string;
                     };
                 };
+            };
+            /** @description Bad request (invalid_request) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or wrong key (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Wrong key kind or scope (forbidden) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported media type (unsupported_media_type) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Field rules failed (validation_failed, with errors[]) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited (rate_limited), with Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    clientSignOut: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    refresh_token: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Bad request (invalid_request) */
             400: {

@@ -18,6 +18,7 @@ import { hostedPageRoutes } from './http/routes/hosted-pages.js';
 import { introspectionRoutes } from './http/routes/introspection.js';
 import { SessionModel, UserModel } from './http/routes/models.js';
 import { operationsRoutes } from './http/routes/operations.js';
+import { sdkRoutes } from './http/routes/sdk.js';
 import { sessionRoutes } from './http/routes/sessions.js';
 import { signUpRoutes } from './http/routes/sign-up.js';
 import { userRoutes } from './http/routes/users.js';
@@ -290,6 +291,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   hostedPageRoutes(app, ctx);
   clientRoutes(app, ctx);
   adminRoutes(app, ctx);
+  sdkRoutes(app);
   await app.ready();
 
   return {

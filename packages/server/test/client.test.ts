@@ -190,4 +190,77 @@ describe.each(DIALECTS)('browser endpoints on %s', (dialect) => {
         .status,
     ).toBe(400);
   });
+
+  it('OPTIONS /public/config answers a preflight for the publishable-key header', async () => {
+    const res = await app.request('/public/config', {
+      method: 'OPTIONS',
+      headers: {
+        origin: 'https://anywhere.example',
+        'access-control-request-method': 'GET',
+        'access-control-request-headers': 'x-latchkey-publishable-key',
+      },
+    });
+    expect(res.status).toBe(204);
+    expect(res.headers.get('access-control-allow-origin')).toBe('*');
+    expect(res.headers.get('access-control-allow-headers')).toContain('x-latchkey-publishable-key');
+  });
+
+  const signOut = (refreshToken: string, origin = ORIGIN) =>
+    app.request('/v1/client/sign-out', {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'x-latchkey-publishable-key': t.publishableKey,
+        origin,
+      },
+      body: JSON.stringify({ refresh_token: refreshToken }),
+    });
+
+  it('POST /v1/client/sign-out ends the session at once, for allowed origins only', async () => {
+    const verifier = randomBytes(32).toString('base64url');
+    const code = (await hostedSignIn(verifier)).get('code') as string;
+    const tokens = await json(
+      await redeem({ grant_type: 'authorization_code', code, code_verifier: verifier }),
+    );
+    const active = async () =>
+      (
+        await json(
+          await postJson(app, '/api/auth/introspect', t.secretKey, { token: tokens.accessToken }),
+        )
+      ).active;
+    expect(await active()).toBe(true);
+
+    const refused = await signOut(tokens.refreshToken, 'https://evil.example');
+    expect(refused.status).toBe(403);
+    expect(refused.headers.get('access-control-allow-origin')).toBeNull();
+    expect(await active()).toBe(true);
+
+    const preflight = await app.request('/v1/client/sign-out', {
+      method: 'OPTIONS',
+      headers: { origin: ORIGIN, 'access-control-request-method': 'POST' },
+    });
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers.get('access-control-allow-methods')).toBe('POST');
+
+    const res = await signOut(tokens.refreshToken);
+    expect(res.status).toBe(204);
+    expect(res.headers.get('access-control-allow-origin')).toBe(ORIGIN);
+    expect(await active()).toBe(false);
+    const refreshed = await redeem({
+      grant_type: 'refresh_token',
+      refresh_token: tokens.refreshToken,
+    });
+    expect(refreshed.status).toBe(400);
+    // Unknown tokens answer the same (RFC 7009 section 2.2); a body without one does not.
+    expect((await signOut('lkr_unknown')).status).toBe(204);
+    const empty = await app.request('/v1/client/sign-out', {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'x-latchkey-publishable-key': t.publishableKey,
+      },
+      body: '{}',
+    });
+    expect(empty.status).toBe(422);
+  });
 });

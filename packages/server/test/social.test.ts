@@ -50,6 +50,14 @@ describe.each(DIALECTS)('social sign-in against real provider servers on %s', (d
     await providers?.close();
   });
 
+  /** This suite's starts all come from one address, more than its quota of 30 allows. */
+  const freshStartQuota = () =>
+    app.ctx.limiter.reset('oauth-start:127.0.0.1', {
+      name: 'oauth-start',
+      quota: 30,
+      seconds: 15 * 60,
+    });
+
   async function enable(tenant: TestTenant, id: ProviderId) {
     const p = providers[id];
     await setProvider(app.ctx.database.db, app.ctx.box, tenant.tenant.id, id, {
@@ -464,5 +472,45 @@ describe.each(DIALECTS)('social sign-in against real provider servers on %s', (d
     });
     expect(back.status).toBe(303);
     expect(fragmentOf(back).get('code')).toBeTruthy();
+
+    // Another site's page (or none) still gets the click page; only the caller's own goes through.
+    await freshStartQuota();
+    for (const referer of ['https://evil.example/', 'not a url']) {
+      const elsewhere = await app.request(path, { redirect: 'manual', headers: { referer } });
+      expect(elsewhere.status).toBe(200);
+    }
+  });
+
+  it("a PKCE start from the caller's own page (the browser library) goes straight to the provider", async () => {
+    await freshStartQuota();
+    const q = new URLSearchParams({
+      pk: t.publishableKey,
+      redirect_url: `${ORIGIN}/callback`,
+      state: 'lib-state',
+      code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
+      code_challenge_method: 'S256',
+    }).toString();
+    const go = await app.request(`/oauth/google/start?q=${encodeURIComponent(q)}`, {
+      redirect: 'manual',
+      headers: { referer: `${ORIGIN}/` },
+    });
+    expect(go.status).toBe(303);
+    const location = new URL(go.headers.get('location') as string);
+    expect(location.origin).toBe(new URL(providers.google.endpoints.issuer as string).origin);
+    providers.google.next({ sub: `g-lib-${Date.now()}`, email: email('lib'), emailVerified: true });
+    const atProvider = await fetch(location, { redirect: 'manual' });
+    const back = await fetch(atProvider.headers.get('location') as string, {
+      redirect: 'manual',
+      headers: {
+        cookie: go.headers
+          .getSetCookie()
+          .map((c) => c.split(';')[0])
+          .join('; '),
+      },
+    });
+    expect(back.status).toBe(303);
+    const fragment = fragmentOf(back);
+    expect(fragment.get('state')).toBe('lib-state');
+    expect(fragment.get('code')).toBeTruthy();
   });
 });

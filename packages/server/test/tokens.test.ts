@@ -1,4 +1,4 @@
-import { createPublicKey } from 'node:crypto';
+import { createHash, createPublicKey } from 'node:crypto';
 import {
   createRemoteJWKSet,
   decodeProtectedHeader,
@@ -9,6 +9,7 @@ import {
   SignJWT,
 } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { defaults } from '../src/config/defaults.js';
 import { createKey } from '../src/modules/keys/index.js';
 import {
   type Body,
@@ -235,11 +236,21 @@ describe.each(DIALECTS)('sessions, tokens and introspection on %s', (dialect) =>
   });
 
   describe('refresh tokens', () => {
-    it('rotate on every use; a replayed one revokes the whole session', async () => {
+    /** Moves a used refresh token's rotation back past the reuse interval (no sleeping). */
+    async function outliveReuseInterval(refreshToken: string) {
+      await app.ctx.database.db
+        .updateTable('refresh_tokens')
+        .set({ used_at: Date.now() - defaults.refreshReuseIntervalMs - 1000 })
+        .where('hash', '=', createHash('sha256').update(refreshToken).digest('hex'))
+        .execute();
+    }
+
+    const refresh = (refreshToken: string) =>
+      postJson(app, '/v1/auth/token', t.secretKey, { refreshToken });
+
+    it('rotate on every use; a replay after the reuse interval revokes the whole session', async () => {
       const s = await session();
-      const first = await postJson(app, '/v1/auth/token', t.secretKey, {
-        refreshToken: s.refreshToken,
-      });
+      const first = await refresh(s.refreshToken);
       expect(first.status).toBe(200);
       const rotated = await json(first);
       expect(rotated.refreshToken).not.toBe(s.refreshToken);
@@ -247,27 +258,41 @@ describe.each(DIALECTS)('sessions, tokens and introspection on %s', (dialect) =>
       expect(rotated.user.id).toBe(s.user.id);
       expect(JSON.parse(await introspect(rotated.accessToken)).active).toBe(true);
 
-      const replay = await postJson(app, '/v1/auth/token', t.secretKey, {
-        refreshToken: s.refreshToken,
-      });
+      await outliveReuseInterval(s.refreshToken);
+      const replay = await refresh(s.refreshToken);
       expect(replay.status).toBe(400);
       expect((await json(replay)).code).toBe('invalid_grant');
       // The thief's replay ends the session for everyone holding its tokens.
       expect(await introspect(rotated.accessToken)).toBe(INACTIVE);
       expect(await introspect(s.accessToken)).toBe(INACTIVE);
-      const next = await postJson(app, '/v1/auth/token', t.secretKey, {
-        refreshToken: rotated.refreshToken,
-      });
-      expect(next.status).toBe(400);
+      expect((await refresh(rotated.refreshToken)).status).toBe(400);
     });
 
-    it('two concurrent uses of one refresh token: one wins, and the session is revoked', async () => {
+    it('a token presented again within the reuse interval gets a valid pair of its session', async () => {
       const s = await session();
-      const results = await Promise.all([
-        postJson(app, '/v1/auth/token', t.secretKey, { refreshToken: s.refreshToken }),
-        postJson(app, '/v1/auth/token', t.secretKey, { refreshToken: s.refreshToken }),
-      ]);
-      expect(results.map((r) => r.status).sort()).toEqual([200, 400]);
+      const first = await json(await refresh(s.refreshToken));
+      const again = await refresh(s.refreshToken);
+      expect(again.status).toBe(200);
+      const second = await json(again);
+      expect(second.sessionId).toBe(s.sessionId);
+      expect(second.refreshToken).not.toBe(first.refreshToken);
+      for (const pair of [first, second]) {
+        expect(JSON.parse(await introspect(pair.accessToken)).active).toBe(true);
+        expect((await refresh(pair.refreshToken)).status).toBe(200);
+      }
+    });
+
+    it('two concurrent uses of one refresh token both get a pair, and the session lives', async () => {
+      const s = await session();
+      const results = await Promise.all([refresh(s.refreshToken), refresh(s.refreshToken)]);
+      expect(results.map((r) => r.status)).toEqual([200, 200]);
+      const pairs = await Promise.all(results.map(json));
+      for (const pair of pairs) {
+        expect(pair.sessionId).toBe(s.sessionId);
+        expect(JSON.parse(await introspect(pair.accessToken)).active).toBe(true);
+      }
+      const session_ = await app.ctx.sessions.get(t.tenant.id, s.sessionId);
+      expect(session_.revokedAt).toBeNull();
     });
 
     it('are bound to their tenant', async () => {

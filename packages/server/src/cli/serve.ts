@@ -2,6 +2,7 @@ import { buildApp } from '../app.js';
 import type { Config } from '../config/config.js';
 import type { AppContext } from '../http/context.js';
 import { countAdmins, createAdmin } from '../modules/admin/index.js';
+import { listKeys } from '../modules/keys/index.js';
 import { provisionTenant } from '../modules/provisioning/index.js';
 import { listTenants } from '../modules/tenants/index.js';
 import { createPasswordHasher } from '../modules/users/index.js';
@@ -27,6 +28,16 @@ async function demoAdmin(database: Database, config: Config, output: Output): Pr
   output.out(`  password    ${generatedPassword}   (shown only now)`);
 }
 
+/** Where `npm run example:script` serves the script-tag example (an allowed origin of the demo). */
+const EXAMPLE_URL = 'http://localhost:5173';
+
+function printExample(output: Output, publishableKey: string | null | undefined): void {
+  if (!publishableKey) return;
+  output.out('');
+  output.out(`Script-tag example (run: npm run example:script):`);
+  output.out(`  ${EXAMPLE_URL}/?pk=${publishableKey}`);
+}
+
 /** First run of `npm start`: a development tenant to try things with. */
 async function demo(ctx: AppContext, output: Output): Promise<void> {
   await demoAdmin(ctx.database, ctx.config, output);
@@ -37,6 +48,8 @@ async function demo(ctx: AppContext, output: Output): Promise<void> {
     output.out(`Tenants: ${tenants.length} (first: ${first?.name} ${first?.id}).`);
     output.out(`List keys with: npx latchkey keys list --tenant ${first?.id}`);
     output.out(`A new secret key: npx latchkey keys create --tenant ${first?.id}`);
+    const keys = first ? await listKeys(ctx.database.db, first.id) : [];
+    printExample(output, keys.find((k) => k.publishableKey && !k.revokedAt)?.publishableKey);
     return;
   }
   const { tenant, secretKey, publishableKey } = await provisionTenant(
@@ -62,6 +75,7 @@ async function demo(ctx: AppContext, output: Output): Promise<void> {
     'Hosted sign-in page (returns to http://localhost:5173/callback with the tokens in the fragment):',
   );
   output.out(`  ${base}/sign-in?${hosted}`);
+  printExample(output, publishableKey);
   output.out('');
   output.out('Try it:');
   output.out(

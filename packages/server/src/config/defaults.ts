@@ -83,6 +83,12 @@ export const defaults = {
   unauthenticatedPerMinute: 120,
   accessTokenTtlSeconds: 600,
   /**
+   * A refresh token presented again this soon after its rotation gets a new pair for its
+   * session instead of revoking it: two tabs that refresh at the same moment, or a retry
+   * after an answer lost on the network. A later replay still revokes the whole session.
+   */
+  refreshReuseIntervalMs: 5_000,
+  /**
    * Failed sign-ins, counted per account (tenant + e-mail) and per client address (tenant +
    * IP) over a 15-minute window. From the 5th failure on an account, each attempt waits
    * 500 ms more (at most 3 s); at 10 failures the account answers 429 until the window ends,

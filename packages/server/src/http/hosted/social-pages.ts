@@ -5,6 +5,7 @@ import {
   type HostedRequest,
   hostedQuery,
   messagePage,
+  startedOnCallerPage,
 } from '../../modules/hosted/index.js';
 import {
   authorizationOrigin,
@@ -74,7 +75,7 @@ export function socialPages(scope: FastifyInstance, ctx: AppContext) {
    * Starts a provider sign-in. A request that asks for a PKCE code (which yields a
    * long-lived refresh token) takes one click on our page first, as a returning browser
    * does on /sign-in: a crafted link cannot mint a code through a provider that approves
-   * silently.
+   * silently. A click on the caller's own page (the browser library's buttons) counts.
    */
   async function begin(request: FastifyRequest, reply: FastifyReply, clicked: boolean) {
     const { provider } = request.params as { provider: string };
@@ -96,7 +97,7 @@ export function socialPages(scope: FastifyInstance, ctx: AppContext) {
         back,
       );
     }
-    if (h.codeChallenge && !clicked) {
+    if (h.codeChallenge && !clicked && !startedOnCallerPage(h, request.headers.referer)) {
       try {
         const origin = await authorizationOrigin(flowDeps, h.tenant, provider);
         return send(

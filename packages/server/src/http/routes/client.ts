@@ -1,5 +1,5 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { LatchkeyError } from '../../errors/index.js';
 import { redeemCode } from '../../modules/hosted/index.js';
@@ -30,6 +30,11 @@ const TokenBody = Type.Object(
     code_verifier: Type.Optional(Type.String({ maxLength: 256 })),
     refresh_token: Type.Optional(Type.String({ maxLength: 512 })),
   },
+  { additionalProperties: false },
+);
+
+const SignOutBody = Type.Object(
+  { refresh_token: Type.String({ maxLength: 512 }) },
   { additionalProperties: false },
 );
 
@@ -78,16 +83,55 @@ export function clientRoutes(server: FastifyInstance, ctx: AppContext) {
     if (origin) reply.header('access-control-allow-origin', origin).header('vary', 'origin');
   }
 
-  app.options('/v1/client/token', { schema: { hide: true } }, async (request, reply) => {
-    // Preflights carry no key, so any origin may ask; the request itself is checked below.
-    cors(reply, request.headers.origin);
-    return reply
-      .header('access-control-allow-methods', 'POST')
-      .header('access-control-allow-headers', 'content-type, x-latchkey-publishable-key')
+  for (const path of ['/v1/client/token', '/v1/client/sign-out']) {
+    app.options(path, { schema: { hide: true } }, async (request, reply) => {
+      // Preflights carry no key, so any origin may ask; the request itself is checked below.
+      cors(reply, request.headers.origin);
+      return reply
+        .header('access-control-allow-methods', 'POST')
+        .header('access-control-allow-headers', 'content-type, x-latchkey-publishable-key')
+        .header('access-control-max-age', '600')
+        .code(204)
+        .send();
+    });
+  }
+
+  // The config is public: any page may read it, also with the key in a header.
+  app.options('/public/config', { schema: { hide: true } }, async (_request, reply) =>
+    reply
+      .header('access-control-allow-origin', '*')
+      .header('access-control-allow-methods', 'GET')
+      .header('access-control-allow-headers', 'x-latchkey-publishable-key, if-none-match')
       .header('access-control-max-age', '600')
       .code(204)
-      .send();
-  });
+      .send(),
+  );
+
+  /** The steps of every browser call: publishable key, allowed Origin, CORS, no-store, limit. */
+  async function browserCall(request: FastifyRequest, reply: FastifyReply) {
+    const found = await requirePublishableKey(ctx, request);
+    const origin = request.headers.origin;
+    if (origin !== undefined && !found.tenant.allowedOrigins.includes(origin)) {
+      throw new LatchkeyError('forbidden', `${origin} is not an allowed origin of this tenant`);
+    }
+    cors(reply, origin);
+    reply.header('cache-control', 'no-store');
+    // Browsers share a public key: count them per address, apart from the tenant's
+    // secret-key budget, so that nobody holding the pk can use that up.
+    const decision = await ctx.limiter.consume(
+      `client:${found.tenant.id}:${request.ip}`,
+      planWindows(found.tenant.limits),
+    );
+    reply
+      .header('ratelimit-policy', decision.policyHeader)
+      .header('ratelimit', decision.stateHeader);
+    if (!decision.allowed) {
+      throw new LatchkeyError('rate_limited', 'Too many requests from this address', {
+        headers: { 'retry-after': String(decision.retryAfter) },
+      });
+    }
+    return { tenant: found.tenant, origin };
+  }
 
   app.post(
     '/v1/client/token',
@@ -104,28 +148,8 @@ export function clientRoutes(server: FastifyInstance, ctx: AppContext) {
       },
     },
     async (request, reply) => {
-      const { tenant } = await requirePublishableKey(ctx, request);
-      const origin = request.headers.origin;
-      if (origin !== undefined && !tenant.allowedOrigins.includes(origin)) {
-        throw new LatchkeyError('forbidden', `${origin} is not an allowed origin of this tenant`);
-      }
-      cors(reply, origin);
-      reply.header('cache-control', 'no-store');
+      const { tenant, origin } = await browserCall(request, reply);
       const body = request.body;
-      // Browsers share a public key: count them per address, apart from the tenant's
-      // secret-key budget, so that nobody holding the pk can use that up.
-      const decision = await ctx.limiter.consume(
-        `client:${tenant.id}:${request.ip}`,
-        planWindows(tenant.limits),
-      );
-      reply
-        .header('ratelimit-policy', decision.policyHeader)
-        .header('ratelimit', decision.stateHeader);
-      if (!decision.allowed) {
-        throw new LatchkeyError('rate_limited', 'Too many requests from this address', {
-          headers: { 'retry-after': String(decision.retryAfter) },
-        });
-      }
       if (body.grant_type === 'authorization_code') {
         if (!body.code || !body.code_verifier)
           throw new LatchkeyError('invalid_request', 'Send code and code_verifier');
@@ -143,6 +167,28 @@ export function clientRoutes(server: FastifyInstance, ctx: AppContext) {
       }
       if (!body.refresh_token) throw new LatchkeyError('invalid_request', 'Send refresh_token');
       return ctx.sessions.refresh(tenant, body.refresh_token);
+    },
+  );
+
+  app.post(
+    '/v1/client/sign-out',
+    {
+      schema: {
+        operationId: 'clientSignOut',
+        security: [{ publishableKey: [] }],
+        summary: 'Browser sign-out: end the session of a refresh token',
+        description:
+          'Publishable key; the Origin must be an allowed origin of the tenant. The access tokens of the session introspect inactive at once. Answers 204 whether or not the token was known (RFC 7009 section 2.2).',
+        tags: ['client'],
+        body: SignOutBody,
+        response: { 204: Type.Null(), ...problems(400, 401, 403, 415, 422, 429) },
+      },
+    },
+    async (request, reply) => {
+      const { tenant } = await browserCall(request, reply);
+      const { refresh_token } = request.body;
+      await ctx.sessions.signOut(tenant.id, refresh_token);
+      return reply.code(204).send(null);
     },
   );
 }

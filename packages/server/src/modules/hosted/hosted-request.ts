@@ -65,6 +65,22 @@ export async function checkHostedRequest(
   return { tenant, publishableKey: pk, redirectUrl: url, state, codeChallenge };
 }
 
+/**
+ * Whether a click on the caller's own page started this request: browsers send that page's
+ * origin as the Referer of a cross-origin navigation (the default strict-origin-when-cross-
+ * origin policy), and no other site can make them send it. The browser library's provider
+ * buttons go straight to the provider this way (DESIGN 10), protected as RFC 9700 section
+ * 2.1 says: the exact allowed origin, PKCE S256 and `state` keep the code for that page.
+ */
+export function startedOnCallerPage(request: HostedRequest, referer: string | undefined): boolean {
+  if (!referer) return false;
+  try {
+    return new URL(referer).origin === request.redirectUrl.origin;
+  } catch {
+    return false;
+  }
+}
+
 /** The query string that carries a hosted request from page to page. */
 export function hostedQuery(request: HostedRequest): string {
   const q = new URLSearchParams({

@@ -13,6 +13,7 @@ export {
   type HostedRequest,
   hostedQuery,
   Refusal,
+  startedOnCallerPage,
 } from './hosted-request.js';
 export {
   type BrowserMeta,

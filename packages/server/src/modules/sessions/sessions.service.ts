@@ -66,6 +66,8 @@ export interface SessionsDeps {
   authUrl: string;
   /** Told whether each session-state look-up came from the cache. */
   onCacheLookup?: (hit: boolean) => void;
+  /** Grace period for a rotated refresh token (defaults.ts: refreshReuseIntervalMs). */
+  refreshReuseIntervalMs?: number;
 }
 
 export function issuerOf(authUrl: string, tenantId: string): string {
@@ -209,7 +211,8 @@ export class Sessions {
 
   /**
    * Rotates a refresh token (RFC 9700 section 4.14.2): each one works once; presenting a
-   * used one again means it was copied, so the whole session is revoked.
+   * used one again means it was copied, so the whole session is revoked. Within the reuse
+   * interval after its rotation a token gets a new pair instead (two tabs at once).
    */
   async refresh(tenant: Tenant, refreshToken: string): Promise<TokenSet & { user: User }> {
     const hash = hashToken(refreshToken);
@@ -218,7 +221,13 @@ export class Sessions {
       const found = await findRefreshToken(tx.db, tenant.id, hash);
       if (!found) return 'The refresh token is not valid';
       const now = Date.now();
-      if (found.used_at !== null || !(await markRefreshTokenUsed(tx.db, hash, now))) {
+      const claimed = found.used_at === null && (await markRefreshTokenUsed(tx.db, hash, now));
+      // Not claimed: used before, or by a request that won the race just now. Within the
+      // reuse interval (two tabs refreshing at once) it still gets a pair; after it, a
+      // replay means the token was copied.
+      const usedAt = found.used_at ?? now;
+      const reuse = this.#deps.refreshReuseIntervalMs ?? defaults.refreshReuseIntervalMs;
+      if (!claimed && now - usedAt > reuse) {
         await this.revokeIn(tx, tenant.id, { sessionId: found.session_id }, 'refresh_token_reused');
         return 'The refresh token was already used; the session has been revoked';
       }

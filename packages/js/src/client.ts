@@ -1,0 +1,343 @@
+import { LatchkeyError, missingRedirectUrl } from './errors.js';
+import { parseCallback, withoutFragment } from './fragment.js';
+import { call } from './http.js';
+import { decodeJwt } from './jwt.js';
+import { randomString, s256 } from './pkce.js';
+import { openStore, type StorageKind } from './storage.js';
+import type {
+  LatchkeyClient,
+  LatchkeyOptions,
+  LatchkeyState,
+  PublicConfig,
+  SignedInSession,
+  SignInMethod,
+  SignInOptions,
+} from './types.js';
+import { renderButtons } from './ui.js';
+
+/** What a tab keeps; `expiresAt` is on this browser's clock, so a skewed clock does no harm. */
+interface Tokens {
+  accessToken: string;
+  refreshToken: string;
+  expiresAt: number;
+}
+
+interface TokenAnswer {
+  accessToken: string;
+  refreshToken: string;
+  expiresIn: number;
+}
+
+/** A message between tabs: the tokens every tab should hold now (null: signed out of `sid`). */
+interface TabMessage {
+  s: Tokens | null;
+  sid?: string;
+}
+
+const PROVIDERS = ['google', 'facebook', 'github', 'apple', 'microsoft'];
+/** getToken refreshes when fewer than this many milliseconds remain (DESIGN 10). */
+const REFRESH_MARGIN_MS = 30_000;
+
+/** The state before the browser has read storage, and on a server (React's getServerSnapshot). */
+export const SERVER_STATE: LatchkeyState = { isLoaded: false, isSignedIn: false, user: null };
+
+let defaultAuthUrl = '';
+/** The IIFE sets this to the origin that served the script. */
+export function setDefaultAuthUrl(url: string): void {
+  defaultAuthUrl = url;
+}
+
+const clients: Record<string, { client: LatchkeyClient; authUrl: string; storage: string }> = {};
+
+/** The client of a publishable key: one per key on a page, shared by every caller. */
+export function Latchkey(options: LatchkeyOptions): LatchkeyClient {
+  const pk = options?.publishableKey;
+  if (typeof pk !== 'string' || !pk.startsWith('pk_')) {
+    if (typeof pk === 'string' && pk.startsWith('sk_')) {
+      throw new LatchkeyError(
+        'secret_key_in_browser',
+        'That is a secret key: revoke it (latchkey keys revoke) and pass the publishable key (pk_…)',
+      );
+    }
+    throw new LatchkeyError(
+      'missing_publishable_key',
+      "Call Latchkey({ publishableKey: 'pk_…' }) with your publishable key",
+    );
+  }
+  const authUrl = (options.authUrl || defaultAuthUrl).replace(/\/+$/, '');
+  if (!/^https?:\/\/[^/]/.test(authUrl)) {
+    throw new LatchkeyError(
+      'missing_auth_url',
+      "Pass Latchkey({ authUrl: 'https://auth.example.com', … }), your Latchkey server",
+    );
+  }
+  const storage = options.storage || 'local';
+  const known = clients[pk];
+  if (known) {
+    if (known.authUrl === authUrl && known.storage === storage) return known.client;
+    throw new LatchkeyError(
+      'invalid_option',
+      `Latchkey() already made a client for ${pk} with other options; share that one`,
+    );
+  }
+  const client = createClient(pk, authUrl, storage);
+  clients[pk] = { client, authUrl, storage };
+  return client;
+}
+
+function createClient(pk: string, authUrl: string, kind: StorageKind): LatchkeyClient {
+  const store = openStore(kind);
+  // The state and PKCE verifier of a sign-in belong to the tab that started it.
+  const pending = openStore('session');
+  const KEY = `latchkey:${pk}`;
+  const PENDING = `${KEY}:pending`;
+  const listeners: ((state: LatchkeyState) => void)[] = [];
+  // Browsers only: on a server (Node has BroadcastChannel) it would keep the process alive.
+  const browser = typeof window === 'object';
+  const channel =
+    browser && typeof BroadcastChannel === 'function' ? new BroadcastChannel(KEY) : null;
+  let tokens = read();
+  let state = toState(tokens);
+  /** Bumped at sign-out: an answer to a request sent before it is dropped. */
+  let generation = 0;
+  let inflight: Promise<string | null> | null = null;
+  let callback: Promise<SignedInSession | null> | null = null;
+  let config: Promise<PublicConfig> | null = null;
+
+  function read(): Tokens | null {
+    try {
+      const value = JSON.parse(store.get(KEY) || 'null');
+      return value && typeof value.refreshToken === 'string' ? value : null;
+    } catch {
+      return null;
+    }
+  }
+
+  function toState(t: Tokens | null): LatchkeyState {
+    const user = t && decodeJwt(t.accessToken);
+    return { isLoaded: true, isSignedIn: !!user, user: user || null };
+  }
+
+  const same = (a: Tokens | null, b: Tokens | null) =>
+    a === b ||
+    (!!a &&
+      !!b &&
+      a.refreshToken === b.refreshToken &&
+      a.accessToken === b.accessToken &&
+      a.expiresAt === b.expiresAt);
+
+  /** Makes `next` this tab's tokens, tells listeners, and other tabs when `share`. */
+  function adopt(next: Tokens | null, share: boolean): void {
+    if (same(next, tokens)) return;
+    const sid = state.user ? state.user.sid : undefined;
+    if (!next) generation++;
+    tokens = next;
+    if (next) store.set(KEY, JSON.stringify(next));
+    else store.remove(KEY);
+    state = toState(next);
+    if (share && channel) channel.postMessage({ s: next, sid } as TabMessage);
+    for (const listener of listeners.slice()) listener(state);
+  }
+
+  if (channel) {
+    channel.onmessage = (event: MessageEvent<TabMessage>) => {
+      const m = event.data;
+      if (!m || typeof m !== 'object') return;
+      // A sign-out of another session (tabs with session or memory storage) is not ours.
+      if (!m.s && m.sid && state.user && state.user.sid !== m.sid) return;
+      adopt(m.s || null, false);
+    };
+  }
+  if (browser && kind === 'local') {
+    addEventListener('storage', (event) => {
+      if (event.key === KEY || event.key === null) adopt(read(), false);
+    });
+  }
+
+  function fromAnswer(answer: TokenAnswer): Tokens {
+    return {
+      accessToken: answer.accessToken,
+      refreshToken: answer.refreshToken,
+      expiresAt: Date.now() + answer.expiresIn * 1000,
+    };
+  }
+
+  const fresh = (t: Tokens) => t.expiresAt - Date.now() > REFRESH_MARGIN_MS;
+
+  /**
+   * One refresh in flight per tab, and no lock between tabs (a lock held by a tab that dies
+   * can hang the others). Two tabs that rotate the same token at once both succeed: the
+   * server accepts a token again for a few seconds after its rotation.
+   */
+  async function refresh(): Promise<string | null> {
+    const gen = generation;
+    for (let attempt = 0; ; attempt++) {
+      const sent = tokens;
+      if (!sent) return null;
+      let answer: TokenAnswer;
+      try {
+        answer = await call<TokenAnswer>(authUrl, '/v1/client/token', pk, {
+          grant_type: 'refresh_token',
+          refresh_token: sent.refreshToken,
+        });
+      } catch (error) {
+        if (gen !== generation) return null;
+        if (!(error instanceof LatchkeyError) || error.code !== 'invalid_grant') throw error;
+        // Another tab may have rotated it and stored its tokens: take those.
+        const stored = read();
+        if (attempt === 0 && stored && stored.refreshToken !== sent.refreshToken) {
+          adopt(stored, false);
+          if (fresh(stored)) return stored.accessToken;
+          continue;
+        }
+        adopt(null, true);
+        return null;
+      }
+      if (gen !== generation) return null;
+      const next = fromAnswer(answer);
+      adopt(next, true);
+      return next.accessToken;
+    }
+  }
+
+  async function getToken(): Promise<string | null> {
+    // Another tab's write that no message announced (e.g. it closed right after).
+    const stored = read();
+    if (!same(stored, tokens)) adopt(stored, false);
+    if (!tokens) return null;
+    if (fresh(tokens)) return tokens.accessToken;
+    if (!inflight) {
+      const done = () => {
+        inflight = null;
+      };
+      inflight = refresh();
+      inflight.then(done, done);
+    }
+    return inflight;
+  }
+
+  async function signInWith(method: SignInMethod, options: SignInOptions): Promise<void> {
+    const redirectUrl = options?.redirectUrl;
+    if (!redirectUrl) {
+      throw missingRedirectUrl();
+    }
+    if (method !== 'email' && PROVIDERS.indexOf(method) < 0) {
+      throw new LatchkeyError(
+        'unknown_provider',
+        `${method} is not a provider; use one of ${PROVIDERS.join(', ')} or 'email'`,
+      );
+    }
+    const verifier = randomString();
+    const st = randomString();
+    const challenge = await s256(verifier);
+    pending.set(PENDING, JSON.stringify({ state: st, verifier }));
+    const query = new URLSearchParams({
+      pk,
+      redirect_url: new URL(redirectUrl, location.href).href,
+      state: st,
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+    }).toString();
+    location.assign(
+      method === 'email'
+        ? `${authUrl}/sign-in?${query}`
+        : `${authUrl}/oauth/${method}/start?q=${encodeURIComponent(query)}`,
+    );
+  }
+
+  async function finish(params: Record<string, string>): Promise<SignedInSession> {
+    const raw = pending.get(PENDING);
+    pending.remove(PENDING);
+    if (params.error) {
+      throw new LatchkeyError(
+        'sign_in_failed',
+        `Sign-in did not complete (${params.error_description || params.error}); start it again`,
+      );
+    }
+    let started: { state?: string; verifier?: string } | null = null;
+    try {
+      started = JSON.parse(raw || 'null');
+    } catch {}
+    if (!started?.verifier || params.state !== started.state) {
+      throw new LatchkeyError(
+        'state_mismatch',
+        'This sign-in answer was not started in this tab; start sign-in again',
+      );
+    }
+    if (!params.code) {
+      throw new LatchkeyError('sign_in_failed', 'The sign-in answer has no code; start it again');
+    }
+    let answer: TokenAnswer;
+    try {
+      answer = await call<TokenAnswer>(authUrl, '/v1/client/token', pk, {
+        grant_type: 'authorization_code',
+        code: params.code,
+        code_verifier: started.verifier,
+      });
+    } catch (error) {
+      if (error instanceof LatchkeyError && error.code === 'invalid_grant') {
+        throw new LatchkeyError(
+          'invalid_grant',
+          'This sign-in answer was used already or expired; start sign-in again',
+        );
+      }
+      throw error;
+    }
+    adopt(fromAnswer(answer), true);
+    return {
+      user: state.user as NonNullable<LatchkeyState['user']>,
+      accessToken: answer.accessToken,
+    };
+  }
+
+  function handleRedirectCallback(url?: string): Promise<SignedInSession | null> {
+    const params = parseCallback(url || location.href);
+    // Called twice for one answer (React's strict mode): the second call shares the first.
+    if (!params) return callback || Promise.resolve(null);
+    // Tokens leave the address bar (and its history entry) before anything else can read them.
+    if (parseCallback(location.href)) {
+      history.replaceState(history.state, '', withoutFragment(location.href));
+    }
+    callback = finish(params);
+    return callback;
+  }
+
+  async function signOut(): Promise<void> {
+    const t = tokens;
+    adopt(null, true);
+    if (t) await call(authUrl, '/v1/client/sign-out', pk, { refresh_token: t.refreshToken });
+  }
+
+  function addListener(listener: (state: LatchkeyState) => void): () => void {
+    listeners.push(listener);
+    return () => {
+      const at = listeners.indexOf(listener);
+      if (at >= 0) listeners.splice(at, 1);
+    };
+  }
+
+  const client: LatchkeyClient = {
+    publishableKey: pk,
+    authUrl,
+    mount: (target, options) => renderButtons(client, target, options),
+    signInWith,
+    handleRedirectCallback,
+    isSignedIn: () => state.isSignedIn,
+    getUser: () => state.user,
+    getToken,
+    signOut,
+    addListener,
+    subscribe: addListener,
+    getState: () => state,
+    getConfig() {
+      if (!config) {
+        config = call<PublicConfig>(authUrl, `/public/config?pk=${encodeURIComponent(pk)}`, pk);
+        config.catch(() => {
+          config = null;
+        });
+      }
+      return config;
+    },
+  };
+  return client;
+}

@@ -1,0 +1,64 @@
+import { LatchkeyError, type LatchkeyErrorCode } from './errors.js';
+
+interface Problem {
+  code?: string;
+  detail?: string;
+}
+
+const TIMEOUT_MS = 15_000;
+
+const BY_CODE: Record<string, LatchkeyErrorCode> = {
+  invalid_grant: 'invalid_grant',
+  forbidden: 'origin_not_allowed',
+  unauthorized: 'unauthorized',
+  rate_limited: 'rate_limited',
+};
+
+/** A request to the Latchkey server; problem+json answers become LatchkeyErrors. */
+export async function call<T>(
+  authUrl: string,
+  path: string,
+  publishableKey: string,
+  body?: unknown,
+): Promise<T> {
+  let res: Response;
+  // A request that hangs must not hold getToken() (and so the app) forever.
+  const abort = new AbortController();
+  const timer = setTimeout(() => abort.abort(), TIMEOUT_MS);
+  try {
+    res = await fetch(
+      authUrl + path,
+      body === undefined
+        ? { credentials: 'omit', signal: abort.signal }
+        : {
+            method: 'POST',
+            credentials: 'omit',
+            signal: abort.signal,
+            headers: {
+              'content-type': 'application/json',
+              'x-latchkey-publishable-key': publishableKey,
+            },
+            body: JSON.stringify(body),
+          },
+    );
+  } catch {
+    throw new LatchkeyError(
+      'network_error',
+      `Could not reach ${authUrl}: check that Latchkey runs there and allows this page's origin`,
+    );
+  } finally {
+    clearTimeout(timer);
+  }
+  if (res.status === 204) return undefined as T;
+  const json = (await res.json().catch(() => ({}))) as Problem & T;
+  if (res.ok) return json;
+  const code = BY_CODE[json.code as string] || 'server_error';
+  const detail = json.detail || `HTTP ${res.status}`;
+  const action =
+    code === 'origin_not_allowed'
+      ? `; allow it: latchkey tenant update ID --origin ${location.origin}`
+      : code === 'unauthorized'
+        ? '; check the publishable key: latchkey keys list --tenant ID'
+        : '';
+  throw new LatchkeyError(code, detail + action);
+}

@@ -1,0 +1,84 @@
+import type { StorageKind } from './storage.js';
+
+export type ProviderId = 'google' | 'facebook' | 'github' | 'apple' | 'microsoft';
+/** A provider, or `'email'` for the hosted e-mail and password page. */
+export type SignInMethod = ProviderId | 'email';
+
+export interface LatchkeyOptions {
+  /** The tenant's publishable key, `pk_test_…` or `pk_live_…`. */
+  publishableKey: string;
+  /** The Latchkey server; the script tag's own origin by default. */
+  authUrl?: string;
+  /** Where tokens are kept: `'local'` (default, survives reloads), `'session'`, `'memory'`. */
+  storage?: StorageKind;
+}
+
+/** The decoded access token payload (DESIGN 5). Unverified in the browser. */
+export interface User {
+  sub: string;
+  email: string;
+  tid: string;
+  sid: string;
+  roles: string[];
+  scope: string;
+  iat: number;
+  exp: number;
+  [claim: string]: unknown;
+}
+
+/** What a UI renders from; a new object exactly when something changed. */
+export interface LatchkeyState {
+  /** False until the browser has read storage (always false on a server). */
+  readonly isLoaded: boolean;
+  readonly isSignedIn: boolean;
+  readonly user: User | null;
+}
+
+export interface SignInOptions {
+  /** Where the browser comes back to: an allowed origin of the tenant, no fragment. */
+  redirectUrl: string;
+}
+
+export interface MountOptions extends SignInOptions {
+  /** A CSP nonce for the one `<style>` element used where constructable style sheets are missing. */
+  nonce?: string;
+}
+
+export interface PublicConfig {
+  tenantId: string;
+  name: string;
+  environment: string;
+  branding: { logoUrl: string | null; primaryColor: string | null };
+  providers: { id: ProviderId; name: string }[];
+  passwordEnabled: boolean;
+  signInUrl: string;
+}
+
+export interface SignedInSession {
+  user: User;
+  accessToken: string;
+}
+
+export interface LatchkeyClient {
+  readonly publishableKey: string;
+  readonly authUrl: string;
+  /** Renders the sign-in buttons into `target`; returns a function that removes them. */
+  mount(target: string | Element, options: MountOptions): () => void;
+  /** Starts a sign-in: the browser leaves for the provider (or the e-mail page) and comes back. */
+  signInWith(method: SignInMethod, options: SignInOptions): Promise<void>;
+  /** Finishes a sign-in on the redirect page; null when the URL carries no sign-in answer. */
+  handleRedirectCallback(url?: string): Promise<SignedInSession | null>;
+  isSignedIn(): boolean;
+  getUser(): User | null;
+  /** A fresh access token (refreshed when under 30 s remain), or null when signed out. */
+  getToken(): Promise<string | null>;
+  /** Ends the session on the server and in every tab. */
+  signOut(): Promise<void>;
+  /** Called with the new state on sign-in, refresh and sign-out, in every tab. */
+  addListener(listener: (state: LatchkeyState) => void): () => void;
+  /** For React's useSyncExternalStore: `subscribe` and `getState` (stable between changes). */
+  subscribe(onChange: () => void): () => void;
+  getState(): LatchkeyState;
+  /** The tenant's public configuration (fetched once per client). */
+  getConfig(): Promise<PublicConfig>;
+}
