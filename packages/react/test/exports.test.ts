@@ -2,6 +2,7 @@
  * The public exports are a contract (DESIGN 11): the built package, as `import` and as
  * `require` sees it, against a snapshot. A change here is a change to the API.
  */
+import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
 
@@ -38,5 +39,15 @@ describe('@latchkey/react exports', () => {
     const { LatchkeyError } = await import('@latchkey/js');
     const react = await import('@latchkey/react');
     expect(react.LatchkeyError).toBe(LatchkeyError);
+  });
+
+  it('documents every export in the README, and nothing that is not one', async () => {
+    const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+    const table = readme.slice(readme.indexOf('\n## Exports'), readme.indexOf('\n## How'));
+    const documented = [...table.matchAll(/^\| ([^|]+)\|/gm)]
+      .flatMap((row) => [...(row[1] as string).matchAll(/`(\w+)(?:\(\))?`/g)])
+      .map((m) => m[1])
+      .sort();
+    expect(documented).toEqual(Object.keys(await import('@latchkey/react')).sort());
   });
 });
