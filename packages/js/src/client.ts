@@ -92,7 +92,10 @@ function createClient(pk: string, authUrl: string, kind: StorageKind): LatchkeyC
   const KEY = `latchkey:${pk}`;
   const PENDING = `${KEY}:pending`;
   const listeners: ((state: LatchkeyState) => void)[] = [];
-  const channel = typeof BroadcastChannel === 'function' ? new BroadcastChannel(KEY) : null;
+  // Browsers only: on a server (Node has BroadcastChannel) it would keep the process alive.
+  const browser = typeof window === 'object';
+  const channel =
+    browser && typeof BroadcastChannel === 'function' ? new BroadcastChannel(KEY) : null;
   let tokens = read();
   let state = toState(tokens);
   /** Bumped at sign-out: an answer to a request sent before it is dropped. */
@@ -116,7 +119,12 @@ function createClient(pk: string, authUrl: string, kind: StorageKind): LatchkeyC
   }
 
   const same = (a: Tokens | null, b: Tokens | null) =>
-    a === b || (!!a && !!b && a.refreshToken === b.refreshToken && a.accessToken === b.accessToken);
+    a === b ||
+    (!!a &&
+      !!b &&
+      a.refreshToken === b.refreshToken &&
+      a.accessToken === b.accessToken &&
+      a.expiresAt === b.expiresAt);
 
   /** Makes `next` this tab's tokens, tells listeners, and other tabs when `share`. */
   function adopt(next: Tokens | null, share: boolean): void {
@@ -140,7 +148,7 @@ function createClient(pk: string, authUrl: string, kind: StorageKind): LatchkeyC
       adopt(m.s || null, false);
     };
   }
-  if (kind === 'local' && typeof addEventListener === 'function') {
+  if (browser && kind === 'local') {
     addEventListener('storage', (event) => {
       if (event.key === KEY || event.key === null) adopt(read(), false);
     });

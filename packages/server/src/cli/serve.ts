@@ -1,10 +1,20 @@
 import { buildApp } from '../app.js';
 import type { Config } from '../config/config.js';
-import { createKey } from '../modules/keys/index.js';
+import { createKey, listKeys } from '../modules/keys/index.js';
 import { createTenant, listTenants } from '../modules/tenants/index.js';
 import { type Database, openDatabase, pendingMigrations } from '../storage/index.js';
 import { parse } from './args.js';
 import type { Output } from './output.js';
+
+/** Where `npm run example:script` serves the script-tag example (an allowed origin of the demo). */
+const EXAMPLE_URL = 'http://localhost:5173';
+
+function printExample(output: Output, publishableKey: string | null | undefined): void {
+  if (!publishableKey) return;
+  output.out('');
+  output.out(`Script-tag example (run: npm run example:script):`);
+  output.out(`  ${EXAMPLE_URL}/?pk=${publishableKey}`);
+}
 
 /** First run of `npm start`: a development tenant to try things with. */
 async function demo(database: Database, config: Config, output: Output): Promise<void> {
@@ -15,6 +25,8 @@ async function demo(database: Database, config: Config, output: Output): Promise
     output.out(`Tenants: ${tenants.length} (first: ${first?.name} ${first?.id}).`);
     output.out(`List keys with: npx latchkey keys list --tenant ${first?.id}`);
     output.out(`A new secret key: npx latchkey keys create --tenant ${first?.id}`);
+    const keys = first ? await listKeys(database.db, first.id) : [];
+    printExample(output, keys.find((k) => k.publishableKey && !k.revokedAt)?.publishableKey);
     return;
   }
   const tenant = await createTenant(database.db, {
@@ -41,6 +53,7 @@ async function demo(database: Database, config: Config, output: Output): Promise
     'Hosted sign-in page (returns to http://localhost:5173/callback with the tokens in the fragment):',
   );
   output.out(`  ${base}/sign-in?${hosted}`);
+  printExample(output, publishable.plaintext);
   output.out('');
   output.out('Try it:');
   output.out(

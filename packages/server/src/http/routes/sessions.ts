@@ -65,7 +65,8 @@ export function sessionRoutes(app: FastifyInstance, ctx: AppContext) {
     {
       schema: {
         summary: 'Exchange a refresh token for new tokens (the refresh token rotates)',
-        description: 'Presenting a refresh token a second time revokes its whole session.',
+        description:
+          'Presenting a refresh token again more than 5 s after its rotation revokes its whole session; within those seconds (two tabs at once) it gets a new pair.',
         tags: ['sessions'],
         security: [{ secretKey: [] }],
         body: RefreshBody,

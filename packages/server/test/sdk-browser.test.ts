@@ -1,0 +1,234 @@
+/**
+ * @latchkey/js in a real Chromium against the real server, from an app page on another
+ * origin under a strict CSP: sign-in through a GitHub-shaped provider and through the hosted
+ * e-mail page, reload, refresh, two tabs, sign-out, a tampered state.
+ */
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { setProvider } from '../src/modules/social/index.js';
+import { HAVE_CHROMIUM, launchChromium } from './browser.js';
+import { type ProviderServer, startProvider } from './providers.js';
+import {
+  cspViolations,
+  mountButtons,
+  type PageGlobals,
+  pageClient,
+  type Site,
+  startSite,
+  withContext,
+} from './sdk-page.js';
+import {
+  email,
+  freePort,
+  json,
+  postJson,
+  startApp,
+  type TestApp,
+  type TestTenant,
+} from './support.js';
+
+const PASSWORD = 'correct horse battery staple';
+declare const window: PageGlobals;
+
+describe.skipIf(!HAVE_CHROMIUM)(
+  '@latchkey/js in Chromium: sign-in, refresh, tabs, sign-out',
+  () => {
+    let app: TestApp;
+    let github: ProviderServer;
+    let site: Site;
+    let browser: Browser;
+    let t: TestTenant;
+    let client: ReturnType<typeof pageClient>;
+
+    const callback = () => `${site.origin}/callback`;
+
+    async function introspect(token: string | null | undefined) {
+      return json(await postJson(app, '/api/auth/introspect', t.secretKey, { token }));
+    }
+
+    async function passwordUser(): Promise<string> {
+      const address = email('sdk');
+      const res = await postJson(app, '/v1/auth/sign-up', t.secretKey, {
+        email: address,
+        password: PASSWORD,
+      });
+      expect(res.status).toBe(201);
+      return address;
+    }
+
+    /** "Continue with e-mail", the hosted form, and back on the callback page. */
+    async function emailRoundTrip(page: Page, address: string): Promise<void> {
+      await mountButtons(page, site, t.publishableKey);
+      await Promise.all([
+        page.waitForURL((url) => url.pathname === '/sign-in'),
+        page.getByRole('button', { name: 'Continue with e-mail' }).click(),
+      ]);
+      await page.fill('#email', address);
+      await page.fill('#password', PASSWORD);
+      await Promise.all([
+        page.waitForURL((url) => url.href.startsWith(`${callback()}#`)),
+        page.click('button[type=submit]'),
+      ]);
+    }
+
+    async function signedInPage(context: BrowserContext): Promise<Page> {
+      const page = await context.newPage();
+      await emailRoundTrip(page, await passwordUser());
+      expect((await client.handleCallback(page)).email).toBeTruthy();
+      return page;
+    }
+
+    beforeAll(async () => {
+      const port = await freePort();
+      const base = `http://127.0.0.1:${port}`;
+      [github, browser] = await Promise.all([
+        startProvider('github', { redirectUri: `${base}/oauth/github/callback` }),
+        launchChromium(),
+      ]);
+      app = await startApp('sqlite', {
+        env: {
+          PORT: String(port),
+          PUBLIC_URL: base,
+          LATCHKEY_PROVIDER_ENDPOINTS: JSON.stringify({ github: github.endpoints }),
+        },
+      });
+      site = await startSite(app.url);
+      t = await app.tenant({ allowedOrigins: [site.origin] });
+      client = pageClient(t.publishableKey);
+      await setProvider(app.ctx.database.db, app.ctx.box, t.tenant.id, 'github', {
+        clientId: github.clientId,
+        clientSecret: github.clientSecret,
+        enabled: true,
+      });
+    }, 60_000);
+
+    afterAll(async () => {
+      await browser?.close();
+      await app?.dispose();
+      await Promise.all([github?.close(), site?.close()]);
+    });
+
+    it('a GitHub round trip ends signed in; a reload keeps the session', async () => {
+      const address = email('gh');
+      github.next({ sub: String(800_000 + Math.floor(Math.random() * 100_000)), email: address });
+      await withContext(browser, async (context) => {
+        const page = await context.newPage();
+        await mountButtons(page, site, t.publishableKey);
+        await Promise.all([
+          page.waitForURL((url) => url.href.startsWith(`${callback()}#`), { timeout: 15_000 }),
+          page.getByRole('button', { name: 'Continue with GitHub' }).click(),
+        ]);
+        // No page of ours in between: the start went straight on to the provider.
+        expect(github.requests.some((r) => r.path === '/login/oauth/authorize')).toBe(true);
+        const session = await client.handleCallback(page);
+        expect(session.email).toBe(address);
+        expect(await page.evaluate(() => window.location.hash)).toBe('');
+        expect((await introspect(session.token)).active).toBe(true);
+        await page.reload();
+        expect(await client.signedIn(page)).toBe(true);
+        expect((await client.user(page))?.email).toBe(address);
+        expect(await cspViolations(page)).toEqual([]);
+      });
+    });
+
+    it('an e-mail round trip ends signed in; getToken after expiry returns a fresh, active token', async () => {
+      const address = await passwordUser();
+      await withContext(browser, async (context) => {
+        const page = await context.newPage();
+        await emailRoundTrip(page, address);
+        const session = await client.handleCallback(page);
+        expect(session.email).toBe(address);
+        expect(await client.token(page)).toBe(session.token);
+        await client.expire(page);
+        const fresh = await client.token(page);
+        expect(fresh).not.toBe(session.token);
+        expect(await introspect(fresh)).toMatchObject({ active: true, email: address });
+      });
+    });
+
+    it('two tabs refreshing at once stay signed in, and the session is not revoked', async () => {
+      await withContext(browser, async (context) => {
+        const first = await signedInPage(context);
+        const second = await context.newPage();
+        await second.goto(`${site.origin}/`);
+        expect(await client.signedIn(second)).toBe(true);
+        const sid = (await client.user(first))?.sid as string;
+        const refreshes: [number, number] = [0, 0];
+        const count = (i: 0 | 1) => (r: { method(): string; url(): string }) => {
+          if (r.method() === 'POST' && r.url().endsWith('/v1/client/token')) refreshes[i] += 1;
+        };
+        first.on('request', count(0));
+        second.on('request', count(1));
+        for (let round = 1; round <= 3; round++) {
+          const before = await client.token(first);
+          await client.expire(first);
+          const tokens = await Promise.all([client.token(first), client.token(second)]);
+          // Both tabs saw the expired token and refreshed it at the same moment.
+          expect(refreshes).toEqual([round, round]);
+          for (const token of tokens) {
+            expect(token).not.toBe(before);
+            expect((await introspect(token)).active).toBe(true);
+          }
+          expect(await client.signedIn(first)).toBe(true);
+          expect(await client.signedIn(second)).toBe(true);
+        }
+        expect((await app.ctx.sessions.get(t.tenant.id, sid)).revokedAt).toBeNull();
+      });
+    });
+
+    it('signOut in one tab signs the other out; the old tokens introspect inactive', async () => {
+      await withContext(browser, async (context) => {
+        const first = await signedInPage(context);
+        const second = await context.newPage();
+        await second.goto(`${site.origin}/`);
+        await second.evaluate((pk) => {
+          window.states = [];
+          window
+            .Latchkey({ publishableKey: pk })
+            .addListener((s) => window.states.push(s.isSignedIn));
+        }, t.publishableKey);
+        const access = await client.token(second);
+        const { refreshToken } = JSON.parse((await client.stored(first)) as string);
+        await first.evaluate(
+          (pk) => window.Latchkey({ publishableKey: pk }).signOut(),
+          t.publishableKey,
+        );
+        await expect.poll(() => client.signedIn(second)).toBe(false);
+        expect(await second.evaluate(() => window.states)).toEqual([false]);
+        expect(await client.token(second)).toBeNull();
+        expect(await client.stored(first)).toBeNull();
+        expect(await introspect(access)).toEqual({ active: false });
+        const refresh = await app.request('/v1/client/token', {
+          method: 'POST',
+          headers: {
+            'content-type': 'application/json',
+            'x-latchkey-publishable-key': t.publishableKey,
+            origin: site.origin,
+          },
+          body: JSON.stringify({ grant_type: 'refresh_token', refresh_token: refreshToken }),
+        });
+        expect(refresh.status).toBe(400);
+      });
+    });
+
+    it('refuses a tampered state and stores nothing', async () => {
+      const address = await passwordUser();
+      await withContext(browser, async (context) => {
+        const page = await context.newPage();
+        await emailRoundTrip(page, address);
+        await page.evaluate(() => {
+          const url = window.location.href.replace(/state=[^&]+/, 'state=tampered');
+          (
+            globalThis as unknown as {
+              history: { replaceState(s: null, t: string, u: string): void };
+            }
+          ).history.replaceState(null, '', url);
+        });
+        expect(await client.handleCallback(page)).toEqual({ error: 'state_mismatch' });
+        expect(await page.evaluate(() => window.location.hash)).toBe('');
+        expect(await client.signedIn(page)).toBe(false);
+        expect(await client.stored(page)).toBeNull();
+      });
+    });
+  },
+);
