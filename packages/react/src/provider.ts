@@ -1,0 +1,106 @@
+import {
+  Latchkey,
+  type LatchkeyClient,
+  type LatchkeyOptions,
+  type LatchkeyState,
+  SERVER_STATE,
+} from '@latchkey/js';
+import * as React from 'react';
+import { createElement as h, type ReactNode, useEffect, useMemo, useState } from 'react';
+import { LatchkeyContext, type LatchkeyContextValue } from './context.js';
+
+export interface LatchkeyProviderProps extends LatchkeyOptions {
+  /** Where `UserButton` sends the browser after signing out (current page when unset). */
+  afterSignOutUrl?: string;
+  children?: ReactNode;
+}
+
+type Subscribe = (onChange: () => void) => () => void;
+const useSyncExternalStore = (
+  React as {
+    useSyncExternalStore?: <T>(subscribe: Subscribe, get: () => T, getServer: () => T) => T;
+  }
+).useSyncExternalStore;
+
+const serverState = () => SERVER_STATE;
+const noSubscription: Subscribe = () => () => {};
+
+/** The client's state; on a server and while hydrating SERVER_STATE (isLoaded false), so the markup matches. */
+function useStoreState(client: LatchkeyClient | null): LatchkeyState {
+  return (useSyncExternalStore as NonNullable<typeof useSyncExternalStore>)(
+    client ? client.subscribe : noSubscription,
+    client ? client.getState : serverState,
+    serverState,
+  );
+}
+
+/** React 17 has no useSyncExternalStore: a layout effect reads the client before the first paint. */
+function useEffectState(client: LatchkeyClient | null): LatchkeyState {
+  const [state, setState] = useState(SERVER_STATE);
+  // Chosen at render time, not import time: a module loaded next to a DOM may render on a server.
+  const useBeforePaint = client ? React.useLayoutEffect : useEffect;
+  useBeforePaint(() => {
+    if (!client) return;
+    const update = () => setState(client.getState());
+    update();
+    return client.subscribe(update);
+  }, [client]);
+  return state;
+}
+
+const useClientState = useSyncExternalStore ? useStoreState : useEffectState;
+
+/** A sign-in answer in the fragment (DESIGN 6): the provider waits for it before it is loaded. */
+const ANSWER = /[#&](code|access_token|error)=/;
+
+const onServer = () =>
+  Promise.reject(new Error('Latchkey runs in the browser: call this from an effect or a handler'));
+
+/**
+ * Provides the client of `publishableKey` to the hooks and components below. Every provider of
+ * one key shares one client (@latchkey/js keeps one per key), so two providers, or a remount,
+ * never race each other's refreshes. On a server no client is made: nothing touches `window`.
+ */
+export function LatchkeyProvider(props: LatchkeyProviderProps) {
+  const { publishableKey, authUrl, storage, afterSignOutUrl } = props;
+  const client = useMemo(
+    () => (typeof window === 'undefined' ? null : Latchkey({ publishableKey, authUrl, storage })),
+    [publishableKey, authUrl, storage],
+  );
+  const state = useClientState(client);
+  const [callback, setCallback] = useState(() => ({
+    pending: !!client && ANSWER.test(location.hash),
+    error: null as Error | null,
+  }));
+
+  useEffect(() => {
+    if (!client || !callback.pending) return;
+    let live = true;
+    // Strict mode runs this twice; the second call gets the first call's promise, so the
+    // one-time code is redeemed once.
+    client.handleRedirectCallback().then(
+      () => live && setCallback({ pending: false, error: null }),
+      (error: Error) => live && setCallback({ pending: false, error }),
+    );
+    return () => {
+      live = false;
+    };
+  }, [client, callback.pending]);
+
+  const value = useMemo<LatchkeyContextValue>(
+    () => ({
+      client,
+      isLoaded: state.isLoaded && !callback.pending,
+      isSignedIn: state.isSignedIn,
+      user: state.user,
+      error: callback.error,
+      signInWith: client ? client.signInWith : onServer,
+      handleRedirectCallback: client ? client.handleRedirectCallback : () => Promise.resolve(null),
+      getToken: client ? client.getToken : () => Promise.resolve(null),
+      signOut: client ? client.signOut : onServer,
+      afterSignOutUrl,
+    }),
+    [client, state, callback, afterSignOutUrl],
+  );
+  return h(LatchkeyContext.Provider, { value }, props.children);
+}

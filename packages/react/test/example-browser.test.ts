@@ -1,0 +1,195 @@
+/**
+ * The example app (examples/react-vite), built by Vite and served by `vite preview` with its
+ * /api/me route, in real Chromium against the real server and a GitHub-shaped provider on
+ * loopback: the signed-out buttons, a provider round trip, the user menu by keyboard, sign-out,
+ * and the API refusing the old token afterwards. axe-core on every view; screenshots.
+ */
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Browser, Page } from 'playwright-core';
+import { build, type PreviewServer, preview } from 'vite';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { setProvider } from '../../server/src/modules/social/index.js';
+import { HAVE_CHROMIUM, launchChromium, seriousViolations } from '../../server/test/browser.js';
+import { type ProviderServer, startProvider } from '../../server/test/providers.js';
+import { freePort, startApp, type TestApp } from '../../server/test/support.js';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
+const EXAMPLE = join(ROOT, 'examples/react-vite');
+const ARTIFACTS = join(ROOT, 'test-artifacts');
+const AXE = readFileSync(
+  join(dirname(createRequire(import.meta.url).resolve('axe-core')), 'axe.min.js'),
+  'utf8',
+);
+
+const PHONE = { width: 390, height: 844 };
+
+describe.skipIf(!HAVE_CHROMIUM)('examples/react-vite in Chromium', () => {
+  let app: TestApp;
+  let github: ProviderServer;
+  let site: PreviewServer;
+  let origin: string;
+  let browser: Browser;
+  let publishableKey: string;
+  const outDir = mkdtempSync(join(tmpdir(), 'latchkey-react-vite-'));
+
+  beforeAll(async () => {
+    const [authPort, sitePort] = [await freePort(), await freePort()];
+    const authUrl = `http://127.0.0.1:${authPort}`;
+    origin = `http://localhost:${sitePort}`;
+    github = await startProvider('github', { redirectUri: `${authUrl}/oauth/github/callback` });
+    app = await startApp('sqlite', {
+      env: {
+        PORT: String(authPort),
+        PUBLIC_URL: authUrl,
+        LATCHKEY_PROVIDER_ENDPOINTS: JSON.stringify({ github: github.endpoints }),
+      },
+    });
+    const t = await app.tenant({ allowedOrigins: [origin] });
+    publishableKey = t.publishableKey;
+    await setProvider(app.ctx.database.db, app.ctx.box, t.tenant.id, 'github', {
+      clientId: github.clientId,
+      clientSecret: github.clientSecret,
+      enabled: true,
+    });
+    // What a developer puts in examples/react-vite/.env.
+    Object.assign(process.env, {
+      VITE_LATCHKEY_PUBLISHABLE_KEY: t.publishableKey,
+      VITE_LATCHKEY_URL: authUrl,
+      LATCHKEY_SECRET_KEY: t.secretKey,
+      LATCHKEY_API_URL: authUrl,
+    });
+    const quiet = { root: EXAMPLE, logLevel: 'silent' as const };
+    await build({ ...quiet, build: { outDir, emptyOutDir: true } });
+    site = await preview({ ...quiet, build: { outDir }, preview: { port: sitePort } });
+    browser = await launchChromium();
+    mkdirSync(ARTIFACTS, { recursive: true });
+  }, 90_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await site?.close();
+    await app?.dispose();
+    await github?.close();
+    rmSync(outDir, { recursive: true, force: true });
+  });
+
+  const buttons = (page: Page) =>
+    page.locator('[data-latchkey]').getByRole('button').allTextContents();
+  const focused = (page: Page) => page.evaluate(() => document.activeElement?.textContent ?? '');
+  const shoot = (page: Page, name: string) =>
+    page.screenshot({ path: join(ARTIFACTS, `react-${name}.png`), fullPage: true });
+
+  it('signs in with GitHub, shows the user, calls the API, signs out by keyboard', async () => {
+    github.next({ sub: '4242', email: 'grace@example.com', name: 'Grace Hopper' });
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    const violations: string[] = [];
+    const check = async (name: string) => {
+      violations.push(...(await seriousViolations(page, [[name, async () => {}]], AXE)));
+    };
+
+    // Signed out: the public page shows the tenant's buttons, as mount() draws them.
+    await page.goto(`${origin}/`);
+    await expect
+      .poll(() => buttons(page))
+      .toEqual(['Continue with GitHub', 'Continue with e-mail']);
+    expect(await page.getByRole('button', { name: /account: / }).count()).toBe(0);
+    await check('home, signed out');
+    await shoot(page, 'signed-out');
+
+    // The page for signed-in users offers sign-in instead.
+    await page.goto(`${origin}/account`);
+    await expect
+      .poll(() => buttons(page))
+      .toEqual(['Continue with GitHub', 'Continue with e-mail']);
+    expect(await page.getByText('This page is for signed-in users.').count()).toBe(1);
+    await check('account, signed out');
+
+    // The round trip: GitHub (on loopback) and back to /callback, then on to /account.
+    await page
+      .locator('[data-latchkey]')
+      .getByRole('button', { name: 'Continue with GitHub' })
+      .click();
+    await page.waitForURL(`${origin}/account`);
+    await page.getByText('Signed in as grace@example.com.').waitFor();
+    expect(github.requests.some((r) => r.path.includes('authorize'))).toBe(true);
+    await check('account, signed in');
+    await shoot(page, 'signed-in');
+
+    await page.getByRole('button', { name: 'Call the API' }).click();
+    await expect
+      .poll(() => page.locator('output').textContent())
+      .toMatch(/^200 .*grace@example\.com/);
+    const stored = await page.evaluate(
+      (key) => localStorage.getItem(`latchkey:${key}`),
+      publishableKey,
+    );
+    const oldToken = (JSON.parse(stored ?? '{}') as { accessToken?: string }).accessToken;
+    expect(oldToken).toMatch(/^ey/);
+
+    // The user menu, by keyboard only.
+    const avatar = page.getByRole('button', { name: 'G, account: grace@example.com' });
+    // No name or picture claim in Latchkey's tokens: the e-mail's initial.
+    expect(await avatar.textContent()).toBe('G');
+    await avatar.focus();
+    await page.keyboard.press('Enter');
+    expect(await avatar.getAttribute('aria-expanded')).toBe('true');
+    expect(await focused(page)).toBe('Sign out');
+    await check('account, menu open');
+    await shoot(page, 'menu');
+    await page.keyboard.press('Escape');
+    expect(await avatar.getAttribute('aria-expanded')).toBe('false');
+    expect(await page.getByRole('menu').count()).toBe(0);
+    expect(await focused(page)).toBe('G');
+    await page.keyboard.press(' ');
+    expect(await focused(page)).toBe('Sign out');
+    await page.keyboard.press('Enter');
+
+    // afterSignOutUrl="/" on the provider: home, signed out.
+    await page.waitForURL(`${origin}/`);
+    await expect
+      .poll(() => buttons(page))
+      .toEqual(['Continue with GitHub', 'Continue with e-mail']);
+    expect(await page.getByRole('button', { name: /account: / }).count()).toBe(0);
+    const status = (token?: string) =>
+      page.evaluate(
+        (t) =>
+          fetch('/api/me', t ? { headers: { authorization: `Bearer ${t}` } } : {}).then(
+            (r) => r.status,
+          ),
+        token,
+      );
+    expect(await status(oldToken)).toBe(401);
+    expect(await status()).toBe(401);
+    expect(violations).toEqual([]);
+    await context.close();
+  });
+
+  it('fits a phone: the sign-in buttons and the open user menu stay on screen', async () => {
+    github.next({ sub: '4343', email: 'katherine.johnson@example.com', name: 'Katherine Johnson' });
+    const context = await browser.newContext({ viewport: PHONE, isMobile: true, hasTouch: true });
+    const page = await context.newPage();
+    await page.goto(`${origin}/`);
+    await expect.poll(() => buttons(page)).toHaveLength(2);
+    const right = await page
+      .locator('[data-latchkey]')
+      .evaluate((el) => el.getBoundingClientRect().right);
+    expect(right).toBeLessThanOrEqual(PHONE.width);
+    await shoot(page, 'signed-out-phone');
+    await page
+      .locator('[data-latchkey]')
+      .getByRole('button', { name: 'Continue with GitHub' })
+      .tap();
+    await page.waitForURL(`${origin}/account`);
+    await page.getByRole('button', { name: /account: / }).tap();
+    const menu = await page.getByRole('menuitem', { name: 'Sign out' }).boundingBox();
+    expect(menu && menu.x >= 0 && menu.x + menu.width <= PHONE.width).toBe(true);
+    expect(await seriousViolations(page, [['phone, menu open', async () => {}]], AXE)).toEqual([]);
+    await shoot(page, 'menu-phone');
+    await context.close();
+  });
+});
