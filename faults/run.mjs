@@ -4,7 +4,7 @@
 import { f1, f2 } from './durability.mjs';
 import { f8 } from './fuzz.mjs';
 import { f4 } from './instances.mjs';
-import { killAll, startWatchdog } from './lib/procs.mjs';
+import { startWatchdog } from './lib/procs.mjs';
 import { f3 } from './redis-outage.mjs';
 import { f6 } from './rotation.mjs';
 import { f5 } from './sigterm.mjs';
@@ -25,7 +25,6 @@ const FAULTS = {
   F8: ['fuzz_json_endpoints', f8],
 };
 
-process.on('exit', killAll);
 for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
   process.once(signal, () => {
     console.error(`faults: ${signal}, cleaning up`);

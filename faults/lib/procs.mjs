@@ -18,6 +18,8 @@ chmodSync(root, 0o711);
 const registry = join(root, 'registry');
 writeFileSync(registry, '');
 dirs.add(root);
+// Whoever imports this module, nothing it started outlives the process.
+process.on('exit', () => killAll());
 
 /** A temporary directory removed at cleanup. */
 export function tempDir(name) {
