@@ -2,9 +2,9 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { socialDefaults } from '../../config/defaults.js';
 import {
   buttonPage,
-  type HostedRequest,
   hostedQuery,
   messagePage,
+  signInWithProvider,
 } from '../../modules/hosted/index.js';
 import {
   authorizationOrigin,
@@ -14,14 +14,12 @@ import {
   PROVIDERS,
   SocialRefusal,
   startFlow,
-  userForProfile,
 } from '../../modules/social/index.js';
-import type { User } from '../../modules/users/index.js';
-import type { AppContext } from '../context.js';
+import { type AppContext, hostedDeps } from '../context.js';
 import { formField as field } from '../form-body.js';
 import { isSecure } from './cookies.js';
 import { formRoute, PAGE, pageContext, sendPage } from './responses.js';
-import { finishSignIn, resolveHosted } from './setup.js';
+import { currentBrowserCookie, redirectSignedIn, resolveHosted } from './setup.js';
 
 /** Only the string fields of a form body (anything else is not an OAuth answer). */
 function stringFields(body: unknown): URLSearchParams {
@@ -38,8 +36,6 @@ export function socialPages(scope: FastifyInstance, ctx: AppContext) {
   const [send, page, get, csrfCheck] = [sendPage, pageContext, PAGE, formRoute(scope)];
   const hosted = (request: FastifyRequest, reply: FastifyReply, query?: Record<string, unknown>) =>
     resolveHosted(ctx, request, reply, query);
-  const finish = (request: FastifyRequest, reply: FastifyReply, h: HostedRequest, user: User) =>
-    finishSignIn(ctx, request, reply, h, user);
 
   // ----- Social sign-in (reference section 1): start, and the provider's answer -----
   const flowDeps = {
@@ -174,8 +170,11 @@ export function socialPages(scope: FastifyInstance, ctx: AppContext) {
       const profile = await finishFlow(flowDeps, h.tenant, provider, flow, params, (error) =>
         request.log.warn({ err: error, provider }, 'social sign-in failed at the provider'),
       );
-      const user = await userForProfile(flowDeps, h.tenant, provider, profile);
-      return await finish(request, reply, h, user);
+      const signedIn = await signInWithProvider(hostedDeps(ctx), h, provider, profile, {
+        ip: request.ip,
+        previousCookie: currentBrowserCookie(ctx, request, h),
+      });
+      return redirectSignedIn(ctx, reply, h, signedIn);
     } catch (error) {
       if (error instanceof SocialRefusal) return socialRefusal(request, reply, error.message, back);
       throw error;

@@ -20,6 +20,7 @@ export {
   redeemCode,
   signInBrowser,
   signInWithPassword,
+  signInWithProvider,
   signUpInBrowser,
 } from './sign-in.service.js';
 export {

@@ -8,6 +8,7 @@ import {
   startBrowserSession,
   type TokenSet,
 } from '../sessions/index.js';
+import { type Profile, type ProviderId, retryingRace, userForProfileIn } from '../social/index.js';
 import type { Tenant } from '../tenants/index.js';
 import {
   insertNewUser,
@@ -100,6 +101,27 @@ export async function signInBrowser(
   meta: BrowserMeta,
 ): Promise<BrowserSignIn> {
   const opened = await transact(deps.db, deps.bus, (tx) => openBrowserIn(deps, tx, h, user, meta));
+  return redirectFor(deps, h, opened);
+}
+
+/**
+ * Social sign-in after the provider vouched for `profile`: the user and identity found or
+ * made (the linking policy of `userForProfileIn`) and the browser signed in, in one
+ * transaction, so that no user is left without the sign-in that made them.
+ */
+export async function signInWithProvider(
+  deps: HostedDeps,
+  h: HostedRequest,
+  provider: ProviderId,
+  profile: Profile,
+  meta: BrowserMeta,
+): Promise<BrowserSignIn> {
+  const opened = await retryingRace(() =>
+    transact(deps.db, deps.bus, async (tx) => {
+      const user = await userForProfileIn(tx, h.tenant, provider, profile);
+      return openBrowserIn(deps, tx, h, user, meta);
+    }),
+  );
   return redirectFor(deps, h, opened);
 }
 

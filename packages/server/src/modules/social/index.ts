@@ -10,9 +10,10 @@ export {
   type Identity,
   type LinkDeps,
   linkIdentity,
+  retryingRace,
   SocialRefusal,
   unlinkIdentity,
-  userForProfile,
+  userForProfileIn,
 } from './link.service.js';
 export {
   type Endpoints,
