@@ -2,9 +2,11 @@
  * Storage, written once and run on every database: migrations, unique-violation detection,
  * timestamps, cascades, and the tenant and key services that sit directly on Kysely.
  */
+
 import { createHash, randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { localBus } from '../src/cache/invalidation.js';
 import { LatchkeyError } from '../src/errors/index.js';
 import { createKey, resolveKey, revokeKey } from '../src/modules/keys/index.js';
 import { createTenant, type TenantInput } from '../src/modules/tenants/index.js';
@@ -220,7 +222,7 @@ describe.each(DIALECTS)('storage on %s', (dialect) => {
       expect(built.created_at).toBe(Date.parse(t.createdAt));
 
       const { key } = await createKey(db(), t.id, { kind: 'secret' });
-      await revokeKey(db(), t.id, key.id);
+      await revokeKey({ db: db(), bus: localBus({ cache: false }) }, t.id, key.id);
       const keyRow = await db()
         .selectFrom('api_keys')
         .select(['created_at', 'revoked_at'])
@@ -357,7 +359,11 @@ describe.each(DIALECTS)('storage on %s', (dialect) => {
         const t = await tenant();
         const revoked = await createKey(db(), t.id, { kind: 'secret' });
         const other = await createKey(db(), t.id, { kind: 'secret' });
-        const shown = await revokeKey(db(), t.id, revoked.key.id);
+        const shown = await revokeKey(
+          { db: db(), bus: localBus({ cache: false }) },
+          t.id,
+          revoked.key.id,
+        );
         expect(shown.revokedAt).not.toBeNull();
         expect(await resolveKey(db(), revoked.plaintext)).toBeUndefined();
         expect((await resolveKey(db(), other.plaintext))?.key.id).toBe(other.key.id);

@@ -3,7 +3,7 @@ import type { Kysely } from 'kysely';
 import { TtlCache } from '../../cache/ttl-cache.js';
 import type { Environment } from '../../config/defaults.js';
 import { LatchkeyError, validationFailed } from '../../errors/index.js';
-import type { ApiKeyRow, Schema } from '../../storage/index.js';
+import { type ApiKeyRow, type Publisher, type Schema, transact } from '../../storage/index.js';
 import { getTenant, type Tenant, toTenant } from '../tenants/index.js';
 import { findLiveKeyByHash, insertKey, listKeyRows, revokeKeyRow } from './keys.repository.js';
 
@@ -123,14 +123,18 @@ export async function listKeys(db: Kysely<Schema>, tenantId: string): Promise<Ap
   return (await listKeyRows(db, tenantId)).map(toApiKey);
 }
 
+/** Revokes a key; every instance's key cache forgets it as the transaction commits. */
 export async function revokeKey(
-  db: Kysely<Schema>,
+  deps: { db: Kysely<Schema>; bus: Publisher },
   tenantId: string,
   keyId: string,
 ): Promise<ApiKey> {
-  const row = await revokeKeyRow(db, tenantId, keyId, Date.now());
-  if (!row) throw new LatchkeyError('not_found', `No key ${keyId} on tenant ${tenantId}`);
-  return toApiKey(row);
+  return transact(deps.db, deps.bus, async (tx) => {
+    const row = await revokeKeyRow(tx.db, tenantId, keyId, Date.now());
+    if (!row) throw new LatchkeyError('not_found', `No key ${keyId} on tenant ${tenantId}`);
+    tx.invalidate(`key:${row.hash}`);
+    return toApiKey(row);
+  });
 }
 
 export interface KeyContext {

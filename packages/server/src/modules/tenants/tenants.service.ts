@@ -8,7 +8,13 @@ import {
   type Plan,
 } from '../../config/defaults.js';
 import { type FieldError, LatchkeyError, validationFailed } from '../../errors/index.js';
-import type { Schema, TenantRow, TenantUpdate } from '../../storage/index.js';
+import {
+  type Publisher,
+  type Schema,
+  type TenantRow,
+  type TenantUpdate,
+  transact,
+} from '../../storage/index.js';
 import { findTenant, insertTenant, listTenantRows, updateTenantRow } from './tenants.repository.js';
 
 export interface RateLimits {
@@ -248,37 +254,42 @@ export async function listTenants(db: Kysely<Schema>): Promise<Tenant[]> {
   return (await listTenantRows(db)).map(toTenant);
 }
 
+/** Changes a tenant; every instance's key cache (which holds tenants) forgets it on commit. */
 export async function updateTenant(
-  db: Kysely<Schema>,
+  deps: { db: Kysely<Schema>; bus: Publisher },
   id: string,
   input: Omit<TenantInput, 'environment'>,
 ): Promise<Tenant> {
-  const current = await getTenant(db, id);
-  const plan = input.plan ?? current.plan;
-  validateInput(
-    { ...input, plan: input.plan ?? (input.rps || input.rpm ? plan : undefined) },
-    current.environment,
-    false,
-  );
-  const update: TenantUpdate = { updated_at: Date.now() };
-  if (input.name !== undefined) update.name = input.name.trim();
-  if (input.plan !== undefined) update.plan = input.plan;
-  if (plan !== 'enterprise') {
-    update.rate_rps = null;
-    update.rate_rpm = null;
-  }
-  if (input.rps !== undefined) update.rate_rps = input.rps;
-  if (input.rpm !== undefined) update.rate_rpm = input.rpm;
-  if (input.allowedOrigins !== undefined)
-    update.allowed_origins = JSON.stringify(normaliseOrigins(input.allowedOrigins));
-  if (input.requireEmailVerification !== undefined)
-    update.require_email_verification = input.requireEmailVerification ? 1 : 0;
-  if (input.accessTokenTtl !== undefined) update.access_token_ttl = input.accessTokenTtl;
-  if (input.passwordEnabled !== undefined) update.password_enabled = input.passwordEnabled ? 1 : 0;
-  if (input.logoUrl !== undefined) update.logo_url = input.logoUrl || null;
-  if (input.primaryColor !== undefined)
-    update.primary_color = input.primaryColor?.toLowerCase() || null;
-  if (input.audience !== undefined) update.audience = input.audience || null;
-  await updateTenantRow(db, id, update);
-  return getTenant(db, id);
+  return transact(deps.db, deps.bus, async ({ db, invalidate }) => {
+    const current = await getTenant(db, id);
+    const plan = input.plan ?? current.plan;
+    validateInput(
+      { ...input, plan: input.plan ?? (input.rps || input.rpm ? plan : undefined) },
+      current.environment,
+      false,
+    );
+    const update: TenantUpdate = { updated_at: Date.now() };
+    if (input.name !== undefined) update.name = input.name.trim();
+    if (input.plan !== undefined) update.plan = input.plan;
+    if (plan !== 'enterprise') {
+      update.rate_rps = null;
+      update.rate_rpm = null;
+    }
+    if (input.rps !== undefined) update.rate_rps = input.rps;
+    if (input.rpm !== undefined) update.rate_rpm = input.rpm;
+    if (input.allowedOrigins !== undefined)
+      update.allowed_origins = JSON.stringify(normaliseOrigins(input.allowedOrigins));
+    if (input.requireEmailVerification !== undefined)
+      update.require_email_verification = input.requireEmailVerification ? 1 : 0;
+    if (input.accessTokenTtl !== undefined) update.access_token_ttl = input.accessTokenTtl;
+    if (input.passwordEnabled !== undefined)
+      update.password_enabled = input.passwordEnabled ? 1 : 0;
+    if (input.logoUrl !== undefined) update.logo_url = input.logoUrl || null;
+    if (input.primaryColor !== undefined)
+      update.primary_color = input.primaryColor?.toLowerCase() || null;
+    if (input.audience !== undefined) update.audience = input.audience || null;
+    await updateTenantRow(db, id, update);
+    invalidate(`tenant:${id}`);
+    return getTenant(db, id);
+  });
 }
