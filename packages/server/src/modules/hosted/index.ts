@@ -4,7 +4,6 @@ export {
   type LinkOutcome,
   openEmailLink,
   requestPasswordReset,
-  resendVerification,
   verifyEmail,
 } from './email-links.service.js';
 export {
@@ -22,6 +21,7 @@ export {
   signInWithPassword,
   signInWithProvider,
   signUpInBrowser,
+  type Unverified,
 } from './sign-in.service.js';
 export {
   buttonPage,

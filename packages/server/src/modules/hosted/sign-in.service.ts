@@ -18,7 +18,12 @@ import {
 } from '../users/index.js';
 import type { HostedDeps } from './deps.js';
 import { withinLimit } from './deps.js';
-import { createEmailToken, mailLink, returnToOf } from './email-links.service.js';
+import {
+  createEmailToken,
+  mailLink,
+  resendVerification,
+  returnToOf,
+} from './email-links.service.js';
 import type { HostedRequest } from './hosted-request.js';
 
 const sha256 = (value: string) => createHash('sha256').update(value).digest('hex');
@@ -125,13 +130,29 @@ export async function signInWithProvider(
   return redirectFor(deps, h, opened);
 }
 
-/** The hosted sign-in form: e-mail and password, then `signInBrowser`. */
+/** A right password for an address not yet verified: no sign-in, maybe a new link. */
+export interface Unverified {
+  unverified: true;
+  /** Whether a new verification link went out (within the mail limits). */
+  resent: boolean;
+}
+
+/**
+ * The hosted sign-in form: e-mail and password, then `signInBrowser`. An unverified
+ * address gets a new verification link instead (`resendVerification`).
+ */
 export async function signInWithPassword(
   deps: HostedDeps,
   h: HostedRequest,
   input: { email: string; password: string } & BrowserMeta,
-): Promise<BrowserSignIn> {
-  const user = await verifyCredentials(deps, h.tenant, input);
+): Promise<BrowserSignIn | Unverified> {
+  let user: User;
+  try {
+    user = await verifyCredentials(deps, h.tenant, input);
+  } catch (error) {
+    if (!(error instanceof LatchkeyError && error.code === 'email_not_verified')) throw error;
+    return { unverified: true, resent: await resendVerification(deps, h, input.email, input.ip) };
+  }
   return signInBrowser(deps, h, user, input);
 }
 
