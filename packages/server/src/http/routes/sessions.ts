@@ -11,7 +11,7 @@ import { TokenResponse } from './models.js';
 
 const SignInBody = Type.Object(
   {
-    email: Type.String({ minLength: 1, maxLength: 320 }),
+    email: Type.String({ minLength: 1, maxLength: defaults.email.maxLength }),
     password: Type.String({ minLength: 1, maxLength: defaults.password.maxLength }),
   },
   { additionalProperties: false },

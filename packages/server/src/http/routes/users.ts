@@ -1,6 +1,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
+import { defaults } from '../../config/defaults.js';
 import { signOutEverywhere, updateUser } from '../../modules/sessions/index.js';
 import {
   deleteUser,
@@ -17,7 +18,10 @@ import { sessionRef, UserParams, userRef } from './models.js';
 const ListQuery = Type.Object(
   {
     email: Type.Optional(
-      Type.String({ maxLength: 320, description: 'Exact address, matched case-insensitively' }),
+      Type.String({
+        maxLength: defaults.email.maxLength,
+        description: 'Exact address, matched case-insensitively',
+      }),
     ),
     limit: Type.Optional(
       Type.String({ pattern: '^(100|[1-9][0-9]?)$', description: '1 to 100, default 20' }),

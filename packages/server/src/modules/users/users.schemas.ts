@@ -17,7 +17,7 @@ export const SignUpBody = Type.Object(
   {
     email: Type.String({
       format: 'email',
-      maxLength: 254,
+      maxLength: defaults.email.maxLength,
       description: 'Trimmed; matched case-insensitively within the tenant.',
       examples: ['ada@example.com'],
     }),
