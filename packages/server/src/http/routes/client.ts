@@ -5,6 +5,7 @@ import { LatchkeyError } from '../../errors/index.js';
 import { redeemCode } from '../../modules/hosted/index.js';
 import { planWindows } from '../../modules/rate-limit/index.js';
 import { enabledProviders } from '../../modules/social/index.js';
+import { isAllowedOrigin } from '../../modules/tenants/index.js';
 import { requirePublishableKey } from '../auth.js';
 import { sendCacheable } from '../cacheable.js';
 import { type AppContext, hostedDeps } from '../context.js';
@@ -106,7 +107,7 @@ export function clientRoutes(server: FastifyInstance, ctx: AppContext) {
     async (request, reply) => {
       const { tenant } = await requirePublishableKey(ctx, request);
       const origin = request.headers.origin;
-      if (origin !== undefined && !tenant.allowedOrigins.includes(origin)) {
+      if (origin !== undefined && !isAllowedOrigin(tenant, origin)) {
         throw new LatchkeyError('forbidden', `${origin} is not an allowed origin of this tenant`);
       }
       cors(reply, origin);

@@ -95,6 +95,11 @@ export function schemeProblem(url: URL, environment: Environment): string | null
   return null;
 }
 
+/** Whether `origin` (an Origin header, or a redirect URL's origin) is one of the tenant's. */
+export function isAllowedOrigin(tenant: Pick<Tenant, 'allowedOrigins'>, origin: string): boolean {
+  return tenant.allowedOrigins.includes(origin);
+}
+
 /** An allowed origin is an exact origin (scheme, host, port; no path) that passes the scheme rule. */
 export function checkOrigin(origin: string, environment: Environment): string | null {
   let url: URL;
