@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { defaults } from '../../config/defaults.js';
+import { sha256Hex } from '../../crypto/hash.js';
 import { LatchkeyError } from '../../errors/index.js';
 import { type Tx, transact } from '../../storage/index.js';
 import {
@@ -26,7 +27,7 @@ import {
 } from './email-links.service.js';
 import type { HostedRequest } from './hosted-request.js';
 
-const sha256 = (value: string) => createHash('sha256').update(value).digest('hex');
+const sha256 = sha256Hex;
 
 /** Where the browser goes next, and the hosted page's new cookie value. */
 export interface BrowserSignIn {

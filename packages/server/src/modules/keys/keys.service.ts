@@ -1,7 +1,8 @@
-import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { TtlCache } from '../../cache/ttl-cache.js';
 import type { Environment } from '../../config/defaults.js';
+import { sha256Hex } from '../../crypto/hash.js';
 import { LatchkeyError, validationFailed } from '../../errors/index.js';
 import { type ApiKeyRow, type Publisher, type Schema, transact } from '../../storage/index.js';
 import { getTenant, type Tenant, toTenant } from '../tenants/index.js';
@@ -48,7 +49,7 @@ export function keyPrefix(kind: KeyKind, environment: Environment): string {
 
 /** Keys carry 256 random bits, so a fast hash is the right one (no salt or stretching needed). */
 export function hashKey(key: string): string {
-  return createHash('sha256').update(key).digest('hex');
+  return sha256Hex(key);
 }
 
 export function toApiKey(row: ApiKeyRow): ApiKey {
