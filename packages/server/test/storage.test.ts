@@ -4,11 +4,11 @@
  */
 
 import { createHash, randomUUID } from 'node:crypto';
-import { sql } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { localBus } from '../src/cache/invalidation.js';
 import { LatchkeyError } from '../src/errors/index.js';
-import { createKey, resolveKey, revokeKey } from '../src/modules/keys/index.js';
+import { createKey, KeyResolver, revokeKey } from '../src/modules/keys/index.js';
 import { createTenant, type TenantInput } from '../src/modules/tenants/index.js';
 import {
   type Database,
@@ -16,8 +16,13 @@ import {
   migrateToLatest,
   openDatabase,
   pendingMigrations,
+  type Schema,
 } from '../src/storage/index.js';
 import { DIALECTS, freshDatabaseUrl, HAVE_POSTGRES } from './support.js';
+
+/** The request path's key lookup, without a cache (no bus tells it about changes here). */
+const resolveKey = (db: Kysely<Schema>, presented: string) =>
+  new KeyResolver(db, localBus({ cache: false })).resolve(presented);
 
 /** The rejection of `promise`; fails the test when it resolves. */
 async function rejectionOf(promise: Promise<unknown>): Promise<unknown> {

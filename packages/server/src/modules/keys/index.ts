@@ -7,7 +7,6 @@ export {
   type KeyKind,
   KeyResolver,
   listKeys,
-  resolveKey,
   revokeKey,
   type Scope,
 } from './keys.service.js';

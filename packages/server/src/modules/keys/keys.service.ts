@@ -190,13 +190,3 @@ export class KeyResolver {
     return found?.key.kind === 'publishable' ? found : undefined;
   }
 }
-
-/** Resolves a presented key to its live key and tenant; undefined when unknown or revoked. */
-export async function resolveKey(
-  db: Kysely<Schema>,
-  presented: string,
-): Promise<KeyContext | undefined> {
-  if (!KEY_SHAPE.test(presented)) return undefined;
-  const found = await findLiveKeyByHash(db, hashKey(presented));
-  return found && { key: toApiKey(found.key), tenant: toTenant(found.tenant) };
-}
