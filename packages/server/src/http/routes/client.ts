@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import { Type } from 'typebox';
 import { LatchkeyError } from '../../errors/index.js';
 import { redeemCode } from '../../modules/hosted/index.js';
-import { planWindows } from '../../modules/rate-limit/index.js';
+import { planWindows, rateLimited, rateLimitHeaders } from '../../modules/rate-limit/index.js';
 import { enabledProviders } from '../../modules/social/index.js';
 import { isAllowedOrigin } from '../../modules/tenants/index.js';
 import { requirePublishableKey } from '../auth.js';
@@ -119,14 +119,8 @@ export function clientRoutes(server: FastifyInstance, ctx: AppContext) {
         `client:${tenant.id}:${request.ip}`,
         planWindows(tenant.limits),
       );
-      reply
-        .header('ratelimit-policy', decision.policyHeader)
-        .header('ratelimit', decision.stateHeader);
-      if (!decision.allowed) {
-        throw new LatchkeyError('rate_limited', 'Too many requests from this address', {
-          headers: { 'retry-after': String(decision.retryAfter) },
-        });
-      }
+      reply.headers(rateLimitHeaders(decision));
+      if (!decision.allowed) throw rateLimited(decision, 'Too many requests from this address');
       if (body.grant_type === 'authorization_code') {
         if (!body.code || !body.code_verifier)
           throw new LatchkeyError('invalid_request', 'Send code and code_verifier');
