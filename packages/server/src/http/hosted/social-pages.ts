@@ -42,6 +42,7 @@ export function socialPages(scope: FastifyInstance, ctx: AppContext) {
     db: ctx.database.db,
     bus: ctx.bus,
     box: ctx.box,
+    limiter: ctx.limiter,
     authUrl: ctx.authUrl,
     providerEndpoints: ctx.config.providerEndpoints,
   };
@@ -79,18 +80,6 @@ export function socialPages(scope: FastifyInstance, ctx: AppContext) {
     const back = `/sign-in?${hostedQuery(h)}`;
     if (!isProviderId(provider))
       return socialRefusal(request, reply, 'There is no such sign-in provider.', back);
-    const { quota, windowSeconds } = socialDefaults.startsPerAddress;
-    const allowed = await ctx.limiter.consume(`oauth-start:${request.ip}`, [
-      { name: 'oauth-start', quota, seconds: windowSeconds },
-    ]);
-    if (!allowed.allowed) {
-      return socialRefusal(
-        request,
-        reply,
-        'Too many sign-in attempts from this address; try again later.',
-        back,
-      );
-    }
     if (h.codeChallenge && !clicked) {
       try {
         const origin = await authorizationOrigin(flowDeps, h.tenant, provider);
@@ -116,7 +105,10 @@ export function socialPages(scope: FastifyInstance, ctx: AppContext) {
       }
     }
     try {
-      const { url, state } = await startFlow(flowDeps, h.tenant, provider, hostedQuery(h));
+      const { url, state } = await startFlow(flowDeps, h.tenant, provider, {
+        hostedQuery: hostedQuery(h),
+        ip: request.ip,
+      });
       // The state is bound to this browser: an answer arriving in another browser is
       // refused (login CSRF). An answer sent as a cross-site POST (form_post) only
       // carries a SameSite=None cookie, which browsers accept only when Secure.
