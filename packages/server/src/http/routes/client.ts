@@ -1,6 +1,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { Type } from 'typebox';
+import { defaults } from '../../config/defaults.js';
 import { LatchkeyError } from '../../errors/index.js';
 import { redeemCode } from '../../modules/hosted/index.js';
 import { planWindows, rateLimited, rateLimitHeaders } from '../../modules/rate-limit/index.js';
@@ -27,9 +28,9 @@ const ConfigResponse = Type.Object({
 const TokenBody = Type.Object(
   {
     grant_type: Type.Union([Type.Literal('authorization_code'), Type.Literal('refresh_token')]),
-    code: Type.Optional(Type.String({ maxLength: 256 })),
-    code_verifier: Type.Optional(Type.String({ maxLength: 256 })),
-    refresh_token: Type.Optional(Type.String({ maxLength: 512 })),
+    code: Type.Optional(Type.String({ maxLength: defaults.fields.codeMaxLength })),
+    code_verifier: Type.Optional(Type.String({ maxLength: defaults.fields.codeMaxLength })),
+    refresh_token: Type.Optional(Type.String({ maxLength: defaults.fields.tokenMaxLength })),
   },
   { additionalProperties: false },
 );
@@ -54,7 +55,9 @@ export function clientRoutes(server: FastifyInstance, ctx: AppContext) {
         security: [{ publishableKey: [] }],
         summary: "The tenant's public configuration, for the browser libraries",
         tags: ['client'],
-        querystring: Type.Object({ pk: Type.Optional(Type.String({ maxLength: 128 })) }),
+        querystring: Type.Object({
+          pk: Type.Optional(Type.String({ maxLength: defaults.fields.keyMaxLength })),
+        }),
         response: { 200: ConfigResponse, 304: Type.Null(), ...problems(401, 403) },
       },
     },
@@ -71,7 +74,12 @@ export function clientRoutes(server: FastifyInstance, ctx: AppContext) {
       };
       // The answer depends on the key, wherever it came from.
       reply.header('vary', 'x-latchkey-publishable-key, authorization');
-      return sendCacheable(request, reply, body, 'public, max-age=60');
+      return sendCacheable(
+        request,
+        reply,
+        body,
+        `public, max-age=${defaults.client.configMaxAgeSeconds}`,
+      );
     },
   );
 
@@ -85,7 +93,7 @@ export function clientRoutes(server: FastifyInstance, ctx: AppContext) {
     return reply
       .header('access-control-allow-methods', 'POST')
       .header('access-control-allow-headers', 'content-type, x-latchkey-publishable-key')
-      .header('access-control-max-age', '600')
+      .header('access-control-max-age', String(defaults.client.preflightMaxAgeSeconds))
       .code(204)
       .send();
   });

@@ -17,7 +17,7 @@ const SignInBody = Type.Object(
   { additionalProperties: false },
 );
 const RefreshBody = Type.Object(
-  { refreshToken: Type.String({ minLength: 1, maxLength: 512 }) },
+  { refreshToken: Type.String({ minLength: 1, maxLength: defaults.fields.tokenMaxLength }) },
   { additionalProperties: false },
 );
 

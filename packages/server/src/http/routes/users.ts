@@ -24,10 +24,16 @@ const ListQuery = Type.Object(
       }),
     ),
     limit: Type.Optional(
-      Type.String({ pattern: '^(100|[1-9][0-9]?)$', description: '1 to 100, default 20' }),
+      Type.String({
+        pattern: '^(100|[1-9][0-9]?)$',
+        description: `1 to 100, default ${defaults.users.pageSize}`,
+      }),
     ),
     cursor: Type.Optional(
-      Type.String({ maxLength: 512, description: 'nextCursor of the previous page' }),
+      Type.String({
+        maxLength: defaults.fields.tokenMaxLength,
+        description: 'nextCursor of the previous page',
+      }),
     ),
   },
   { additionalProperties: false },
@@ -37,13 +43,19 @@ const UpdateBody = Type.Object(
   {
     name: Type.Optional(Type.Union([Type.String({ maxLength: NAME_MAX_LENGTH }), Type.Null()])),
     metadata: Type.Optional(Metadata('Replaces the whole metadata object')),
-    roles: Type.Optional(Type.Array(Type.String({ maxLength: 64 }), { maxItems: 50 })),
+    roles: Type.Optional(
+      Type.Array(Type.String({ maxLength: defaults.users.roles.maxLength }), {
+        maxItems: defaults.users.roles.max,
+      }),
+    ),
     disabled: Type.Optional(Type.Boolean({ description: 'Disabling also revokes every session' })),
   },
   { additionalProperties: false, minProperties: 1 },
 );
 
-const SessionParams = Type.Object({ sessionId: Type.String({ maxLength: 64 }) });
+const SessionParams = Type.Object({
+  sessionId: Type.String({ maxLength: defaults.fields.idMaxLength }),
+});
 
 export function userRoutes(server: FastifyInstance, ctx: AppContext) {
   const app = server.withTypeProvider<TypeBoxTypeProvider>();

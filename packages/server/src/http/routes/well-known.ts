@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
+import { defaults } from '../../config/defaults.js';
 import { LatchkeyError } from '../../errors/index.js';
 import { issuerOf } from '../../modules/sessions/index.js';
 import { getTenant } from '../../modules/tenants/index.js';
@@ -9,9 +10,10 @@ import { CLIENT_AUTH_METHODS } from '../client-auth.js';
 import type { AppContext } from '../context.js';
 import { problems } from '../schemas.js';
 
-const Params = Type.Object({ tenantId: Type.String({ maxLength: 64 }) });
+const Params = Type.Object({ tenantId: Type.String({ maxLength: defaults.fields.idMaxLength }) });
 /** Short, so that a rotated key reaches verifiers quickly even through shared caches. */
-const CACHE_CONTROL = 'public, max-age=60, stale-while-revalidate=30';
+const { maxAgeSeconds, staleWhileRevalidateSeconds } = defaults.signingKeys.jwks;
+const CACHE_CONTROL = `public, max-age=${maxAgeSeconds}, stale-while-revalidate=${staleWhileRevalidateSeconds}`;
 
 const Metadata = Type.Object({
   issuer: Type.String(),

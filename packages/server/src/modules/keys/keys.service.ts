@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { TtlCache } from '../../cache/ttl-cache.js';
-import type { Environment } from '../../config/defaults.js';
+import { defaults, type Environment } from '../../config/defaults.js';
 import { sha256Hex } from '../../crypto/hash.js';
 import { LatchkeyError, validationFailed } from '../../errors/index.js';
 import { type ApiKeyRow, type Publisher, type Schema, transact } from '../../storage/index.js';
@@ -158,7 +158,7 @@ export interface KeyCacheBus {
 export class KeyResolver {
   readonly #db: Kysely<Schema>;
   readonly #bus: KeyCacheBus;
-  readonly #cache = new TtlCache<KeyContext>(60_000);
+  readonly #cache = new TtlCache<KeyContext>(defaults.keyCacheMs);
 
   constructor(db: Kysely<Schema>, bus: KeyCacheBus) {
     this.#db = db;

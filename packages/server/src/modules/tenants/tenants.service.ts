@@ -214,8 +214,9 @@ function validateInput(input: TenantInput, environment: Environment, creating: b
  * it byte for byte, so spaces and control characters are refused too.
  */
 function checkAudience(audience: string): string | null {
-  if (audience.length > 256 || !/^[\x21-\x7e]+$/.test(audience))
-    return 'audience must be 1 to 256 printable characters without spaces';
+  const max = defaults.tenants.audienceMaxLength;
+  if (audience.length > max || !/^[\x21-\x7e]+$/.test(audience))
+    return `audience must be 1 to ${max} printable characters without spaces`;
   if (audience.includes(':') && !URL.canParse(audience))
     return 'an audience with ":" must be an absolute URI, e.g. https://api.example.com';
   return null;
