@@ -108,7 +108,8 @@ export async function setProvider(
       : await box.seal(secret, 'provider-secret', subject(tenantId, provider));
   if ((input.enabled ?? existing?.enabled === 1) && !sealed) {
     errors.push({
-      path: '/clientSecret',
+      // Apple's secret is its private key: point at the field the caller has to fill.
+      path: `/${rules.secretField}`,
       code: 'client_secret_required',
       message: 'a secret is needed before the provider can be enabled',
     });
