@@ -12,6 +12,7 @@ import {
   finishFlow,
   isProviderId,
   PROVIDERS,
+  type ProviderId,
   SocialRefusal,
   startFlow,
 } from '../../modules/social/index.js';
@@ -48,6 +49,18 @@ export function socialPages(scope: FastifyInstance, ctx: AppContext) {
   };
   // __Host- under https (RFC 6265bis): no subdomain or plain-http page can plant one.
   const flowCookie = (provider: string) => `${secure ? '__Host-' : ''}latchkey_oauth_${provider}`;
+  // An answer sent as a cross-site POST (form_post) only carries a SameSite=None cookie,
+  // which browsers accept only when Secure. Clearing needs the same attributes: a browser
+  // ignores a __Host- cookie (set or cleared) without Secure.
+  const flowCookieAttributes = (provider: ProviderId) => {
+    const crossSitePost = PROVIDERS[provider].responseMode === 'form_post';
+    return {
+      path: '/',
+      httpOnly: true,
+      sameSite: crossSitePost ? ('none' as const) : ('lax' as const),
+      secure: crossSitePost || secure,
+    };
+  };
   const socialRefusal = (
     request: FastifyRequest,
     reply: FastifyReply,
@@ -110,15 +123,10 @@ export function socialPages(scope: FastifyInstance, ctx: AppContext) {
         ip: request.ip,
       });
       // The state is bound to this browser: an answer arriving in another browser is
-      // refused (login CSRF). An answer sent as a cross-site POST (form_post) only
-      // carries a SameSite=None cookie, which browsers accept only when Secure.
-      const crossSitePost = PROVIDERS[provider].responseMode === 'form_post';
+      // refused (login CSRF).
       reply.setCookie(flowCookie(provider), state, {
-        path: '/',
-        httpOnly: true,
+        ...flowCookieAttributes(provider),
         maxAge: socialDefaults.flowLifetimeSeconds,
-        sameSite: crossSitePost ? 'none' : 'lax',
-        secure: crossSitePost || secure,
       });
       return reply.code(303).header('location', url).header('cache-control', 'no-store').send();
     } catch (error) {
@@ -135,7 +143,7 @@ export function socialPages(scope: FastifyInstance, ctx: AppContext) {
     if (!isProviderId(provider))
       return socialRefusal(request, reply, 'There is no such sign-in provider.');
     const bound = request.cookies[flowCookie(provider)];
-    reply.clearCookie(flowCookie(provider), { path: '/' });
+    reply.clearCookie(flowCookie(provider), flowCookieAttributes(provider));
     let flow: Awaited<ReturnType<typeof claimFlow>>;
     try {
       flow = await claimFlow(flowDeps, provider, params.get('state'), bound);
