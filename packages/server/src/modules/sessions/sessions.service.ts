@@ -324,8 +324,4 @@ export class Sessions {
       ? { email: state.email, roles: state.roles }
       : undefined;
   }
-
-  async isActive(tenantId: string, sessionId: string, userId: string): Promise<boolean> {
-    return (await this.state(tenantId, sessionId, userId)) !== undefined;
-  }
 }
