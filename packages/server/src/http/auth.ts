@@ -4,6 +4,7 @@ import { LatchkeyError } from '../errors/index.js';
 import type { KeyContext, Scope } from '../modules/keys/index.js';
 import { planWindows, rateLimited, rateLimitHeaders } from '../modules/rate-limit/index.js';
 import type { AppContext } from './context.js';
+import { formField } from './form-body.js';
 import { sendProblem } from './problem.js';
 
 /** RFC 6750 section 2.1: `Authorization: Bearer <token>`, scheme case-insensitive. */
@@ -126,7 +127,7 @@ export async function requirePublishableKey(
   request: FastifyRequest,
 ): Promise<KeyContext & { publishableKey: string }> {
   const header = request.headers['x-latchkey-publishable-key'];
-  const query = (request.query as Record<string, unknown> | undefined)?.pk;
+  const query = formField(request.query, 'pk') || undefined;
   const fromBearer = /^Bearer +(pk_\S+) *$/i.exec(request.headers.authorization ?? '')?.[1];
   const pk = typeof header === 'string' ? header : typeof query === 'string' ? query : fromBearer;
   if (!pk)

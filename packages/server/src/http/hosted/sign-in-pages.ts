@@ -54,7 +54,7 @@ export function signInPages(scope: FastifyInstance, ctx: AppContext) {
     if (!h) return reply;
     const returning = await returningUser(request, h);
     // A user whose hosted session lives goes straight back, with fresh tokens.
-    if (returning && (request.query as { prompt?: string }).prompt !== 'login') {
+    if (returning && formField(request.query, 'prompt') !== 'login') {
       // A plain request goes straight back. One that asks for a PKCE code (which yields a
       // long-lived refresh token) takes one click, so a crafted link cannot mint a code
       // without the user.

@@ -22,6 +22,10 @@ import { isSecure } from './cookies.js';
 import { formRoute, PAGE, pageContext, sendPage } from './responses.js';
 import { currentBrowserCookie, redirectSignedIn, resolveHosted } from './setup.js';
 
+/** The provider routes' path parameter (checked with isProviderId: an unknown one gets a page). */
+type Route = { Params: { provider: string } };
+type WithProvider = FastifyRequest<Route>;
+
 /** Only the string fields of a form body (anything else is not an OAuth answer). */
 function stringFields(body: unknown): URLSearchParams {
   const params = new URLSearchParams();
@@ -85,8 +89,8 @@ export function socialPages(scope: FastifyInstance, ctx: AppContext) {
    * does on /sign-in: a crafted link cannot mint a code through a provider that approves
    * silently.
    */
-  async function begin(request: FastifyRequest, reply: FastifyReply, clicked: boolean) {
-    const { provider } = request.params as { provider: string };
+  async function begin(request: WithProvider, reply: FastifyReply, clicked: boolean) {
+    const { provider } = request.params;
     const q = field(clicked ? request.body : request.query, 'q') || field(request.query, 'q');
     const h = await hosted(request, reply, Object.fromEntries(new URLSearchParams(q)));
     if (!h) return reply;
@@ -135,11 +139,13 @@ export function socialPages(scope: FastifyInstance, ctx: AppContext) {
     }
   }
 
-  scope.get('/oauth/:provider/start', get, (request, reply) => begin(request, reply, false));
-  scope.post('/oauth/:provider/start', csrfCheck, (request, reply) => begin(request, reply, true));
+  scope.get<Route>('/oauth/:provider/start', get, (request, reply) => begin(request, reply, false));
+  scope.post<Route>('/oauth/:provider/start', csrfCheck, (request, reply) =>
+    begin(request, reply, true),
+  );
 
-  async function callback(request: FastifyRequest, reply: FastifyReply, params: URLSearchParams) {
-    const { provider } = request.params as { provider: string };
+  async function callback(request: WithProvider, reply: FastifyReply, params: URLSearchParams) {
+    const { provider } = request.params;
     if (!isProviderId(provider))
       return socialRefusal(request, reply, 'There is no such sign-in provider.');
     const bound = request.cookies[flowCookie(provider)];
@@ -181,11 +187,11 @@ export function socialPages(scope: FastifyInstance, ctx: AppContext) {
     }
   }
 
-  scope.get('/oauth/:provider/callback', get, (request, reply) =>
+  scope.get<Route>('/oauth/:provider/callback', get, (request, reply) =>
     callback(request, reply, new URLSearchParams(request.url.split('?')[1] ?? '')),
   );
   // response_mode=form_post (Apple; no CSRF token: the state cookie binds it instead).
-  scope.post('/oauth/:provider/callback', get, (request, reply) =>
+  scope.post<Route>('/oauth/:provider/callback', get, (request, reply) =>
     callback(request, reply, stringFields(request.body)),
   );
 }
