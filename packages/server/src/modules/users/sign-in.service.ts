@@ -9,7 +9,10 @@ import type { PasswordHasher } from './password.js';
 import { toUser, type User } from './users.admin.js';
 import { findUserByEmailKey } from './users.repository.js';
 
-export type SignInPolicy = SignInFailurePolicy;
+export type SignInPolicy = SignInFailurePolicy & {
+  /** How a slowed attempt waits (setTimeout); a test records the waits instead. */
+  wait?: (ms: number) => Promise<void>;
+};
 
 export interface SignInDeps {
   db: Kysely<Schema>;
@@ -75,7 +78,8 @@ export async function verifyCredentials(
   }
   const earlier = (account.consumed[0] ?? 1) - 1;
   const over = earlier - policy.account.slowAfter;
-  if (over >= 0) await sleepFor(Math.min((over + 1) * policy.slowStepMs, policy.slowMaxMs));
+  if (over >= 0)
+    await (policy.wait ?? sleepFor)(Math.min((over + 1) * policy.slowStepMs, policy.slowMaxMs));
 
   const row = await findUserByEmailKey(deps.db, tenant.id, key);
   dummyHash ??= deps.hasher.hash('latchkey timing equaliser');
