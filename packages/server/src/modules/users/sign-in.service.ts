@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type { SignInFailurePolicy } from '../../config/defaults.js';
 import { LatchkeyError } from '../../errors/index.js';
 import type { Schema } from '../../storage/index.js';
-import type { RateLimitService, Window } from '../rate-limit/index.js';
+import { type RateLimitService, rateLimited, type Window } from '../rate-limit/index.js';
 import type { Tenant } from '../tenants/index.js';
 import { emailKey } from './email.js';
 import type { PasswordHasher } from './password.js';
@@ -64,17 +64,7 @@ export async function verifyCredentials(
   ]);
   const refused = [account, address].find((d) => d && !d.allowed);
   if (refused) {
-    throw new LatchkeyError(
-      'rate_limited',
-      `Too many failed sign-ins; retry after ${refused.retryAfter} s`,
-      {
-        headers: {
-          'retry-after': String(refused.retryAfter),
-          'ratelimit-policy': refused.policyHeader,
-          ratelimit: refused.stateHeader,
-        },
-      },
-    );
+    throw rateLimited(refused, `Too many failed sign-ins; retry after ${refused.retryAfter} s`);
   }
   const earlier = (account.consumed[0] ?? 1) - 1;
   const over = earlier - policy.account.slowAfter;
