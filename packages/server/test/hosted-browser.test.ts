@@ -1,6 +1,9 @@
 /**
  * The hosted pages in a real Chromium: a real server sending real mail over SMTP, and a
  * caller app on another origin that the browser lands on with the fragment.
+ *
+ * SQLite only: running Chromium twice would double the suite's time, and the same
+ * workflows run on both databases in hosted.test.ts, social.test.ts and atomic-workflows.test.ts.
  */
 
 import { randomBytes, randomUUID } from 'node:crypto';
