@@ -153,7 +153,9 @@ describe('jose', () => {
 
   it("follows the tenant's own audience once it sets one", async () => {
     const api = await app.tenant();
-    await updateTenant(app.ctx.database.db, api.tenant.id, { audience: 'https://api.example.com' });
+    await updateTenant({ db: app.ctx.database.db, bus: app.ctx.bus }, api.tenant.id, {
+      audience: 'https://api.example.com',
+    });
     const token = (await signIn(app, api)).accessToken;
     const keys = createRemoteJWKSet(new URL(`${issuerOf(app, api)}/.well-known/jwks.json`));
     const { payload } = await jwtVerify(token, keys, {

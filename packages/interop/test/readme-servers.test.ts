@@ -77,7 +77,9 @@ describe.each(SNIPPETS)('the README %s set-up against the real server', (name) =
     expect((await me()).status).toBe(401);
     // The same tenant, once its tokens name another API: this API must refuse them.
     const setAudience = async (audience: string | null) => {
-      await updateTenant(latchkey.ctx.database.db, t.tenant.id, { audience });
+      await updateTenant({ db: latchkey.ctx.database.db, bus: latchkey.ctx.bus }, t.tenant.id, {
+        audience,
+      });
       await latchkey.ctx.bus.publish('*'); // as `latchkey tenant update` tells running instances
     };
     await setAudience('https://billing.example');

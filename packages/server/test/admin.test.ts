@@ -5,7 +5,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../src/cli/index.js';
-import { previewProfile, userForProfile } from '../src/modules/social/index.js';
+import { previewProfile, retryingRace, userForProfileIn } from '../src/modules/social/index.js';
+import { transact } from '../src/storage/index.js';
 import { ADMIN_PASSWORD, AdminClient, signedInAdmin } from './admin-support.js';
 import {
   DIALECTS,
@@ -324,7 +325,9 @@ for (const dialect of DIALECTS) {
       });
       const newcomer = profile('1', email('new'));
       expect((await previewProfile(db, tenant, 'github', newcomer)).action).toBe('create');
-      const created = await userForProfile({ db, bus: app.ctx.bus }, tenant, 'github', newcomer);
+      const created = await retryingRace(() =>
+        transact(db, app.ctx.bus, (tx) => userForProfileIn(tx, tenant, 'github', newcomer)),
+      );
       expect(await previewProfile(db, tenant, 'github', newcomer)).toEqual({
         action: 'sign_in',
         userId: created.id,
@@ -338,7 +341,7 @@ for (const dialect of DIALECTS) {
       const joining = profile('2', unverified);
       expect((await previewProfile(db, tenant, 'github', joining)).action).toBe('refuse');
       await expect(
-        userForProfile({ db, bus: app.ctx.bus }, tenant, 'github', joining),
+        transact(db, app.ctx.bus, (tx) => userForProfileIn(tx, tenant, 'github', joining)),
       ).rejects.toThrow();
       expect((await previewProfile(db, tenant, 'github', profile('3', null))).action).toBe(
         'refuse',

@@ -2,6 +2,7 @@
  * Each multi-write workflow runs in one transaction: a write that fails halfway (a real
  * database trigger raises an error) leaves nothing half-written, on every database.
  */
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { hostedDeps } from '../src/http/context.js';
@@ -9,11 +10,15 @@ import { readOutbox } from '../src/modules/email/index.js';
 import {
   checkHostedRequest,
   completePasswordReset,
+  redeemCode,
   requestPasswordReset,
+  signInBrowser,
+  signInWithProvider,
   signUpInBrowser,
   verifyEmail,
 } from '../src/modules/hosted/index.js';
 import { startBrowserSession } from '../src/modules/sessions/index.js';
+import { linkIdentity, type Profile, unlinkIdentity } from '../src/modules/social/index.js';
 import { findUserByEmail, getUser } from '../src/modules/users/index.js';
 import type { DialectName } from '../src/storage/index.js';
 import {
@@ -205,6 +210,106 @@ for (const dialect of DIALECTS) {
       expect((await sessions(u.id)).every((s) => s.revokedAt === null)).toBe(true);
       expect((await completePasswordReset(deps, { token, password: next })).ok).toBe(true);
       expect((await signIn(u.address)).status).toBe(401);
+    });
+    const profile = (address: string): Profile => ({
+      issuer: 'https://accounts.google.com',
+      subject: randomUUID(),
+      email: address,
+      emailVerified: true,
+      name: null,
+    });
+    const count = async (
+      table: 'identities' | 'audit_events' | 'hosted_sessions',
+      userId: string,
+    ) =>
+      (
+        await app.ctx.database.db
+          .selectFrom(table)
+          .select('user_id')
+          .where('user_id', '=', userId)
+          .execute()
+      ).length;
+    const browser = { ip: '127.0.0.4', previousCookie: undefined };
+
+    it('social sign-up: no user without their identity and its audit record', async () => {
+      const address = email();
+      const p = profile(address);
+      await fail('insert', 'audit_events');
+      await expect(
+        signInWithProvider(hostedDeps(app.ctx), await hosted(), 'google', p, browser),
+      ).rejects.toThrow(/injected failure/);
+      expect(await findUserByEmail(app.ctx.database.db, t.tenant.id, address)).toBeUndefined();
+      const identities = app.ctx.database.db.selectFrom('identities').selectAll();
+      expect(await identities.where('subject', '=', p.subject).execute()).toEqual([]);
+    });
+
+    it('social sign-up: no user without the sessions that sign them in', async () => {
+      const address = email();
+      await fail('insert', 'hosted_sessions');
+      await expect(
+        signInWithProvider(
+          hostedDeps(app.ctx),
+          await hosted(),
+          'google',
+          profile(address),
+          browser,
+        ),
+      ).rejects.toThrow(/injected failure/);
+      expect(await findUserByEmail(app.ctx.database.db, t.tenant.id, address)).toBeUndefined();
+    });
+
+    it('link: no identity without its audit record', async () => {
+      const u = await signUp();
+      await fail('insert', 'audit_events');
+      const deps = { db: app.ctx.database.db, bus: app.ctx.bus };
+      await expect(
+        linkIdentity(deps, t.tenant.id, u.id, 'google', profile(u.address)),
+      ).rejects.toThrow(/injected failure/);
+      expect(await count('identities', u.id)).toBe(0);
+    });
+
+    it('unlink: the identity stays when its removal cannot be recorded', async () => {
+      const u = await signUp();
+      const deps = { db: app.ctx.database.db, bus: app.ctx.bus };
+      const linked = await linkIdentity(deps, t.tenant.id, u.id, 'google', profile(u.address));
+      const audits = await count('audit_events', u.id);
+      await fail('insert', 'audit_events');
+      await expect(unlinkIdentity(deps, t.tenant.id, u.id, linked.id)).rejects.toThrow(
+        /injected failure/,
+      );
+      expect(await count('identities', u.id)).toBe(1);
+      expect(await count('audit_events', u.id)).toBe(audits);
+    });
+
+    const verifier = randomBytes(32).toString('base64url');
+    const withCode = async () => ({
+      ...(await hosted()),
+      codeChallenge: createHash('sha256').update(verifier).digest('base64url'),
+    });
+
+    it('hosted sign-in with a PKCE code: no session without its code', async () => {
+      const u = await signUp();
+      const user = await getUser(app.ctx.database.db, t.tenant.id, u.id);
+      await fail('insert', 'auth_codes');
+      await expect(
+        signInBrowser(hostedDeps(app.ctx), await withCode(), user, browser),
+      ).rejects.toThrow(/injected failure/);
+      expect(await sessions(u.id)).toEqual([]);
+      expect(await count('hosted_sessions', u.id)).toBe(0);
+    });
+
+    it('redeem a code: the code stays unused when the refresh token cannot be written', async () => {
+      const u = await signUp();
+      const user = await getUser(app.ctx.database.db, t.tenant.id, u.id);
+      const deps = hostedDeps(app.ctx);
+      const signedIn = await signInBrowser(deps, await withCode(), user, browser);
+      const code = new URLSearchParams(new URL(signedIn.location).hash.slice(1)).get('code');
+      const input = { code: code as string, codeVerifier: verifier, origin: ORIGIN };
+      await fail('insert', 'refresh_tokens');
+      await expect(redeemCode(deps, t.tenant, input)).rejects.toThrow(/injected failure/);
+      await heal?.();
+      heal = undefined;
+      expect((await redeemCode(deps, t.tenant, input))?.refreshToken).toBeTruthy();
     });
   });
 }

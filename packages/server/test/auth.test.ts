@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { localBus } from '../src/cache/invalidation.js';
 import { createKey, revokeKey } from '../src/modules/keys/index.js';
 import { openDatabase } from '../src/storage/index.js';
 import {
@@ -88,7 +89,7 @@ describe.each(DIALECTS)('keys on the wire on %s', (dialect) => {
     expect((await postJson(app, '/v1/auth/sign-up', second.plaintext, body())).status).toBe(201);
     // Revoked the way the CLI does it: from another process's connection.
     const cli = openDatabase(app.ctx.config.databaseUrl, { poolSize: 1 });
-    await revokeKey(cli.db, t.tenant.id, second.key.id);
+    await revokeKey({ db: cli.db, bus: localBus({ cache: false }) }, t.tenant.id, second.key.id);
     await cli.close();
     await expectProblem(
       await postJson(app, '/v1/auth/sign-up', second.plaintext, body()),

@@ -22,7 +22,7 @@ describe.each(DIALECTS)('browser endpoints on %s', (dialect) => {
   beforeAll(async () => {
     app = await startApp(dialect);
     t = await app.tenant({ allowedOrigins: [ORIGIN] });
-    await updateTenant(app.ctx.database.db, t.tenant.id, {
+    await updateTenant({ db: app.ctx.database.db, bus: app.ctx.bus }, t.tenant.id, {
       primaryColor: '#1A7F37',
       logoUrl: 'https://cdn.example.com/l.png',
     });

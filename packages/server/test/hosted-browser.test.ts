@@ -1,7 +1,11 @@
 /**
  * The hosted pages in a real Chromium: a real server sending real mail over SMTP, and a
  * caller app on another origin that the browser lands on with the fragment.
+ *
+ * SQLite only: running Chromium twice would double the suite's time, and the same
+ * workflows run on both databases in hosted.test.ts, social.test.ts and atomic-workflows.test.ts.
  */
+
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -9,6 +13,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Browser, BrowserContext, Page, Response as PageResponse } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { localBus } from '../src/cache/invalidation.js';
 import { listKeys, revokeKey } from '../src/modules/keys/index.js';
 import { updateTenant } from '../src/modules/tenants/index.js';
 import { type Database, openDatabase } from '../src/storage/index.js';
@@ -63,6 +68,8 @@ describe.skipIf(!HAVE_CHROMIUM)('hosted pages in Chromium', () => {
   let browser: Browser;
   /** A second connection, as the CLI would be: its writes are not this process's own. */
   let other: Database;
+  // Another process without Redis (as the CLI on SQLite): it tells no one; data_version does.
+  const otherProcess = () => ({ db: other.db, bus: localBus({ cache: false }) });
   /** Requires e-mail verification. */
   let strict: TestTenant;
   /** Does not. */
@@ -133,7 +140,7 @@ describe.skipIf(!HAVE_CHROMIUM)('hosted pages in Chromium', () => {
       environment: 'production',
       allowedOrigins: ['https://app.example.com'],
     });
-    await updateTenant(other.db, branded.tenant.id, {
+    await updateTenant(otherProcess(), branded.tenant.id, {
       name: BRAND_NAME,
       logoUrl: LOGO,
       primaryColor: '#1a7f37',
@@ -342,7 +349,7 @@ describe.skipIf(!HAVE_CHROMIUM)('hosted pages in Chromium', () => {
       const key = (await listKeys(other.db, doomed.tenant.id)).find(
         (k) => k.kind === 'publishable',
       );
-      await revokeKey(other.db, doomed.tenant.id, key?.id as string);
+      await revokeKey(otherProcess(), doomed.tenant.id, key?.id as string);
 
       const base = { pk: open.publishableKey };
       const cases: [string, Record<string, string>, RegExp][] = [
@@ -412,7 +419,7 @@ describe.skipIf(!HAVE_CHROMIUM)('hosted pages in Chromium', () => {
       expect(form).toBeLessThanOrEqual(375);
       await page.screenshot({ path: join(ARTIFACTS, 'sign-in-mobile.png'), fullPage: true });
     });
-    await updateTenant(other.db, branded.tenant.id, { primaryColor: '#ffd33d' });
+    await updateTenant(otherProcess(), branded.tenant.id, { primaryColor: '#ffd33d' });
     await withContext({}, async (_context, page) => {
       await page.goto(hosted('/sign-in', branded));
       const color = await page.$eval('button[type=submit]', (b) => [

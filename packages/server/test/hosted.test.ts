@@ -1,5 +1,7 @@
 /** Hosted-page rules checked over plain HTTP (the browser suite covers the journeys). */
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { localBus } from '../src/cache/invalidation.js';
 import { readOutbox } from '../src/modules/email/index.js';
 import { updateTenant } from '../src/modules/tenants/index.js';
 import { openDatabase } from '../src/storage/index.js';
@@ -134,7 +136,9 @@ describe.each(DIALECTS)('hosted pages over HTTP on %s', (dialect) => {
     const u = await user(t);
     // Written from another connection, as the CLI would.
     const other = openDatabase(app.ctx.config.databaseUrl);
-    await updateTenant(other.db, t.tenant.id, { passwordEnabled: false });
+    await updateTenant({ db: other.db, bus: localBus({ cache: false }) }, t.tenant.id, {
+      passwordEnabled: false,
+    });
     await other.close();
     expect((await signIn(t, u.address, new Map())).status).toBe(403);
     expect((await app.request(`/sign-up?${query(t)}`)).status).toBe(403);

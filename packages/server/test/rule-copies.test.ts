@@ -47,6 +47,16 @@ for (const dialect of DIALECTS) {
       expect(res.headers.get('location')).toMatch(/^http:\/\/localhost:5173\/cb#access_token=/);
     });
 
+    it('holds sign-in and sign-up to one e-mail length (254), as invalid input', async () => {
+      const t = await app.tenant();
+      const long = `${'a'.repeat(64)}@${'b'.repeat(190)}.example`;
+      const body = { email: long, password: 'correct horse battery staple' };
+      for (const path of ['/v1/auth/sign-up', '/v1/auth/sign-in']) {
+        const res = await postJson(app, path, t.secretKey, body);
+        expect(res.status).toBe(422);
+      }
+    });
+
     it('still refuses a hosted sign-up password one code point over the rule', async () => {
       const t = await app.tenant({ allowedOrigins: [ORIGIN] });
       const query = new URLSearchParams({

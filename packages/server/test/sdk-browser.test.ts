@@ -159,6 +159,19 @@ describe.skipIf(!HAVE_CHROMIUM)(
         };
         first.on('request', count(0));
         second.on('request', count(1));
+        // Hold each refresh until the other tab's has been sent too (5 s at most), so that
+        // neither tab can learn the other's fresh token first, however loaded the machine.
+        let held: Array<() => void> = [];
+        await context.route('**/v1/client/token', async (route) => {
+          await new Promise<void>((release) => {
+            held.push(release);
+            if (held.length >= 2) {
+              for (const go of held) go();
+              held = [];
+            } else setTimeout(release, 5000);
+          });
+          await route.continue();
+        });
         for (let round = 1; round <= 3; round++) {
           const before = await client.token(first);
           await client.expire(first);

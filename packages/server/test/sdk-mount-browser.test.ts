@@ -42,7 +42,9 @@ describe.skipIf(!HAVE_CHROMIUM)('@latchkey/js buttons in Chromium', () => {
     app = await startApp('sqlite');
     site = await startSite(app.url);
     t = await app.tenant({ allowedOrigins: [site.origin] });
-    await updateTenant(app.ctx.database.db, t.tenant.id, { primaryColor: COLOUR });
+    await updateTenant({ db: app.ctx.database.db, bus: app.ctx.bus }, t.tenant.id, {
+      primaryColor: COLOUR,
+    });
     // Shown from the tenant's settings; no provider is reached in this suite.
     await setProvider(app.ctx.database.db, app.ctx.box, t.tenant.id, 'github', {
       clientId: 'client-github',
@@ -91,7 +93,7 @@ describe.skipIf(!HAVE_CHROMIUM)('@latchkey/js buttons in Chromium', () => {
   it('renders a tenant name with markup as text', async () => {
     const marked = await app.tenant({ allowedOrigins: [site.origin] });
     const name = '<img src=x onerror=alert(1)><b>Acme</b>';
-    await updateTenant(app.ctx.database.db, marked.tenant.id, { name });
+    await updateTenant({ db: app.ctx.database.db, bus: app.ctx.bus }, marked.tenant.id, { name });
     await withContext(browser, async (context) => {
       const page = await context.newPage();
       await mountButtons(page, site, marked.publishableKey);
@@ -108,7 +110,7 @@ describe.skipIf(!HAVE_CHROMIUM)('@latchkey/js buttons in Chromium', () => {
 
   it('the mounted buttons have no axe-core violation; screenshots at desktop and phone width', async () => {
     const showcase = await app.tenant({ allowedOrigins: [site.origin] });
-    await updateTenant(app.ctx.database.db, showcase.tenant.id, {
+    await updateTenant({ db: app.ctx.database.db, bus: app.ctx.bus }, showcase.tenant.id, {
       name: 'Acme Rockets',
       primaryColor: '#6639ba',
       logoUrl: `${site.origin}/logo.svg`,

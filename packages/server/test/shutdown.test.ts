@@ -1,7 +1,7 @@
 /** Shutdown: what is in flight is answered; what arrives meanwhile gets a 503 problem document. */
 import { connect, type Socket } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { email, startApp } from './support.js';
+import { DIALECTS, email, startApp } from './support.js';
 
 /** Everything the server sent on a socket until it closed it. */
 function readAll(socket: Socket): Promise<string> {
@@ -16,9 +16,9 @@ async function until(check: () => boolean): Promise<void> {
   while (!check()) await new Promise((resolve) => setImmediate(resolve));
 }
 
-describe('shutdown', () => {
+describe.each(DIALECTS)('shutdown on %s', (dialect) => {
   it('answers the request in flight, then answers a newcomer with 503 problem+json', async () => {
-    const app = await startApp('sqlite');
+    const app = await startApp(dialect);
     const t = await app.tenant();
     const body = JSON.stringify({ email: email(), password: 'correct horse battery staple' });
     const socket = connect(Number(new URL(app.url).port), '127.0.0.1');

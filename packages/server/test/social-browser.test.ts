@@ -3,6 +3,9 @@
  * "Continue with …", the provider harness (real OAuth 2 / OIDC servers on loopback) signs the
  * account in, and the browser lands on the caller's site on another origin, or on a hosted page
  * that says what went wrong.
+ *
+ * SQLite only: running Chromium twice would double the suite's time, and the same
+ * workflows run on both databases in hosted.test.ts, social.test.ts and atomic-workflows.test.ts.
  */
 import { mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';

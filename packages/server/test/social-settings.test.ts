@@ -60,6 +60,22 @@ describe.each(DIALECTS)('social provider settings on %s', (dialect) => {
     expect(creds?.secret).toBe('super-secret-google');
   });
 
+  it("points a missing secret at the provider's own secret field (Apple: privateKeyPem)", async () => {
+    const box = app.ctx.box;
+    const pathOf = async (provider: string) => {
+      const error = await setProvider(app.ctx.database.db, box, t.tenant.id, provider, {
+        clientId: 'x',
+        teamId: 'ABCDEFGHIJ',
+        keyId: 'ABCDEFGHIJ',
+        enabled: true,
+      }).catch((e: LatchkeyError) => e);
+      return (error as LatchkeyError).errors?.find((e) => e.code === 'client_secret_required')
+        ?.path;
+    };
+    expect(await pathOf('apple')).toBe('/privateKeyPem');
+    expect(await pathOf('github')).toBe('/clientSecret');
+  });
+
   it('refuses unknown providers, enabling without a secret, and bad Apple or Microsoft settings', async () => {
     const db = app.ctx.database.db;
     const box = app.ctx.box;

@@ -3,8 +3,9 @@
  * loopback playing Google, Microsoft, Apple (oidc-provider) and GitHub, Facebook.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { socialDefaults } from '../src/config/defaults.js';
 import { readOutbox } from '../src/modules/email/index.js';
-import { setProvider } from '../src/modules/social/index.js';
+import { setProvider, startFlow } from '../src/modules/social/index.js';
 import {
   DEFAULT_ACCOUNTS,
   PROVIDER_IDS,
@@ -512,5 +513,22 @@ describe.each(DIALECTS)('social sign-in against real provider servers on %s', (d
     const fragment = fragmentOf(back);
     expect(fragment.get('state')).toBe('lib-state');
     expect(fragment.get('code')).toBeTruthy();
+  });
+
+  it('the start service holds one client address to its starts per window', async () => {
+    const deps = {
+      db: app.ctx.database.db,
+      bus: app.ctx.bus,
+      box: app.ctx.box,
+      limiter: app.ctx.limiter,
+      authUrl: app.ctx.authUrl,
+      providerEndpoints: app.ctx.config.providerEndpoints,
+    };
+    const input = { hostedQuery: hostedQuery(t), ip: '203.0.113.7' };
+    for (let i = 0; i < socialDefaults.startsPerAddress.quota; i++)
+      await startFlow(deps, t.tenant, 'github', input);
+    await expect(startFlow(deps, t.tenant, 'github', input)).rejects.toThrow(/Too many sign-in/);
+    // Another address is not held back.
+    await startFlow(deps, t.tenant, 'github', { ...input, ip: '203.0.113.8' });
   });
 });

@@ -2,11 +2,13 @@
  * Storage, written once and run on every database: migrations, unique-violation detection,
  * timestamps, cascades, and the tenant and key services that sit directly on Kysely.
  */
+
 import { createHash, randomUUID } from 'node:crypto';
-import { sql } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { localBus } from '../src/cache/invalidation.js';
 import { LatchkeyError } from '../src/errors/index.js';
-import { createKey, resolveKey, revokeKey } from '../src/modules/keys/index.js';
+import { createKey, KeyResolver, revokeKey } from '../src/modules/keys/index.js';
 import { createTenant, type TenantInput } from '../src/modules/tenants/index.js';
 import {
   type Database,
@@ -14,8 +16,13 @@ import {
   migrateToLatest,
   openDatabase,
   pendingMigrations,
+  type Schema,
 } from '../src/storage/index.js';
 import { DIALECTS, freshDatabaseUrl, HAVE_POSTGRES } from './support.js';
+
+/** The request path's key lookup, without a cache (no bus tells it about changes here). */
+const resolveKey = (db: Kysely<Schema>, presented: string) =>
+  new KeyResolver(db, localBus({ cache: false })).resolve(presented);
 
 /** The rejection of `promise`; fails the test when it resolves. */
 async function rejectionOf(promise: Promise<unknown>): Promise<unknown> {
@@ -220,7 +227,7 @@ describe.each(DIALECTS)('storage on %s', (dialect) => {
       expect(built.created_at).toBe(Date.parse(t.createdAt));
 
       const { key } = await createKey(db(), t.id, { kind: 'secret' });
-      await revokeKey(db(), t.id, key.id);
+      await revokeKey({ db: db(), bus: localBus({ cache: false }) }, t.id, key.id);
       const keyRow = await db()
         .selectFrom('api_keys')
         .select(['created_at', 'revoked_at'])
@@ -357,7 +364,11 @@ describe.each(DIALECTS)('storage on %s', (dialect) => {
         const t = await tenant();
         const revoked = await createKey(db(), t.id, { kind: 'secret' });
         const other = await createKey(db(), t.id, { kind: 'secret' });
-        const shown = await revokeKey(db(), t.id, revoked.key.id);
+        const shown = await revokeKey(
+          { db: db(), bus: localBus({ cache: false }) },
+          t.id,
+          revoked.key.id,
+        );
         expect(shown.revokedAt).not.toBeNull();
         expect(await resolveKey(db(), revoked.plaintext)).toBeUndefined();
         expect((await resolveKey(db(), other.plaintext))?.key.id).toBe(other.key.id);

@@ -142,7 +142,7 @@ describe.each(DIALECTS)('sessions, tokens and introspection on %s', (dialect) =>
     it("names the tenant's own audience once it sets one, and refuses a bad one", async () => {
       const api = await app.tenant();
       const { updateTenant } = await import('../src/modules/tenants/index.js');
-      await updateTenant(app.ctx.database.db, api.tenant.id, {
+      await updateTenant({ db: app.ctx.database.db, bus: app.ctx.bus }, api.tenant.id, {
         audience: 'https://api.example.com',
       });
       const s = await session(api);
@@ -161,18 +161,24 @@ describe.each(DIALECTS)('sessions, tokens and introspection on %s', (dialect) =>
       );
       for (const audience of ['has space', 'https://', 'x'.repeat(257)]) {
         await expect(
-          updateTenant(app.ctx.database.db, api.tenant.id, { audience }),
+          updateTenant({ db: app.ctx.database.db, bus: app.ctx.bus }, api.tenant.id, { audience }),
         ).rejects.toMatchObject({ code: 'validation_failed' });
       }
       // Empty restores the default.
-      const reset = await updateTenant(app.ctx.database.db, api.tenant.id, { audience: '' });
+      const reset = await updateTenant(
+        { db: app.ctx.database.db, bus: app.ctx.bus },
+        api.tenant.id,
+        { audience: '' },
+      );
       expect(reset.audience).toBeNull();
     });
 
     it('honours the tenant token lifetime', async () => {
       const short = await app.tenant();
       const { updateTenant } = await import('../src/modules/tenants/index.js');
-      await updateTenant(app.ctx.database.db, short.tenant.id, { accessTokenTtl: 120 });
+      await updateTenant({ db: app.ctx.database.db, bus: app.ctx.bus }, short.tenant.id, {
+        accessTokenTtl: 120,
+      });
       const u = await user(short);
       const body = await json(await signIn(u.email, short));
       expect(body.expiresIn).toBe(120);

@@ -1,7 +1,7 @@
 import { announce } from '../cache/invalidation.js';
 import { type Config, ConfigError, loadConfig } from '../config/config.js';
 import { LatchkeyError } from '../errors/index.js';
-import { migrateToLatest, openDatabase } from '../storage/index.js';
+import { migrateToLatest, openDatabase, type Publisher } from '../storage/index.js';
 import { adminCommand } from './admin.js';
 import { UsageError } from './args.js';
 import { keysCommand } from './keys.js';
@@ -56,16 +56,21 @@ async function withDatabase(
 }
 
 /** Running instances drop cached keys and tenants (only needed, and possible, with Redis). */
-async function tellInstances(config: Config, output: Output): Promise<void> {
+async function tellInstances(config: Config, output: Output, topic = '*'): Promise<void> {
   if (!config.redisUrl) return;
   try {
-    await announce(config.redisUrl, '*');
+    await announce(config.redisUrl, topic);
   } catch (error) {
     output.err(
       `warning: could not reach Redis to tell running instances (${(error as Error).message}); they see the change within 60 s`,
     );
   }
 }
+
+/** The CLI's invalidation bus: what a workflow invalidates is announced to running instances. */
+const cliBus = (config: Config, output: Output): Publisher => ({
+  publish: (topic) => tellInstances(config, output, topic),
+});
 
 /** Runs one CLI invocation; returns the process exit code. */
 export async function runCli(
@@ -101,12 +106,14 @@ export async function runCli(
         );
         return 0;
       case 'tenant':
-        await withDatabase(config, (database) => tenantCommand(config, database, args, output));
-        if (args[0] === 'update') await tellInstances(config, output);
+        await withDatabase(config, (database) =>
+          tenantCommand(config, { ...database, bus: cliBus(config, output) }, args, output),
+        );
         return 0;
       case 'keys':
-        await withDatabase(config, (database) => keysCommand(database, args, output));
-        if (args[0] === 'revoke') await tellInstances(config, output);
+        await withDatabase(config, (database) =>
+          keysCommand({ db: database.db, bus: cliBus(config, output) }, args, output),
+        );
         return 0;
       case 'provider':
         await withDatabase(config, (database) => providerCommand(config, database, args, output));

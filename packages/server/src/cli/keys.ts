@@ -1,5 +1,6 @@
+import type { Kysely } from 'kysely';
 import { createKey, type KeyKind, listKeys, revokeKey } from '../modules/keys/index.js';
-import type { Database } from '../storage/index.js';
+import type { Publisher, Schema } from '../storage/index.js';
 import { parse, required, UsageError } from './args.js';
 import { describeKey, json, type Output } from './output.js';
 
@@ -12,14 +13,14 @@ const KEY_FLAGS = {
 } as const;
 
 export async function keysCommand(
-  database: Database,
+  deps: { db: Kysely<Schema>; bus: Publisher },
   args: string[],
   output: Output,
 ): Promise<void> {
   const [sub, ...rest] = args;
   const { values, positionals } = parse(rest, KEY_FLAGS);
   const tenantId = required(values.tenant, '--tenant');
-  const db = database.db;
+  const { db } = deps;
   switch (sub) {
     case 'create': {
       const kind = (values.kind ?? 'secret') as KeyKind;
@@ -44,7 +45,7 @@ export async function keysCommand(
       return;
     }
     case 'revoke': {
-      const key = await revokeKey(db, tenantId, required(positionals[0], 'KEY_ID'));
+      const key = await revokeKey(deps, tenantId, required(positionals[0], 'KEY_ID'));
       return values.json ? json(output, key) : describeKey(output, key);
     }
     default:

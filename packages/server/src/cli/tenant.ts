@@ -4,7 +4,7 @@ import { SecretBox } from '../crypto/secret-box.js';
 import { provisionTenant } from '../modules/provisioning/index.js';
 import { SigningKeys } from '../modules/sessions/index.js';
 import { getTenant, listTenants, updateTenant } from '../modules/tenants/index.js';
-import type { Database } from '../storage/index.js';
+import type { Database, Publisher } from '../storage/index.js';
 import { bool, integer, parse, required, UsageError } from './args.js';
 import { describeTenant, json, type Output } from './output.js';
 
@@ -25,7 +25,7 @@ const TENANT_FLAGS = {
 
 export async function tenantCommand(
   config: Config,
-  database: Database,
+  database: Database & { bus: Publisher },
   args: string[],
   output: Output,
 ): Promise<void> {
@@ -73,7 +73,7 @@ export async function tenantCommand(
     case 'update': {
       if (values.env)
         throw new UsageError('a tenant cannot change environment; create another tenant');
-      const tenant = await updateTenant(db, required(positionals[0], 'TENANT_ID'), input);
+      const tenant = await updateTenant(database, required(positionals[0], 'TENANT_ID'), input);
       return values.json ? json(output, tenant) : describeTenant(output, tenant, config.publicUrl);
     }
     default:

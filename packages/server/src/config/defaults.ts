@@ -34,6 +34,62 @@ export const defaults = {
   password: { minLength: 8, maxLength: 1024 },
   /** RFC 5321 section 4.5.3.1.3: a path holds 256 octets, so an address at most 254. */
   email: { maxLength: 254 },
+  /**
+   * The longest value the API reads in each field; a longer one is invalid input (422),
+   * refused before any work. The request schemas take their caps from here.
+   */
+  fields: {
+    /** Ids we issue are UUIDs (36 characters); the tenant id doubles as client_id. */
+    idMaxLength: 64,
+    /** An API key as presented (the longest valid one has 51 characters). */
+    keyMaxLength: 128,
+    /** Refresh tokens and list cursors. */
+    tokenMaxLength: 512,
+    /** A PKCE code and its code_verifier (RFC 7636 section 4.1: a verifier has at most 128). */
+    codeMaxLength: 256,
+    /** token_type_hint (RFC 7662 section 2.1). */
+    hintMaxLength: 64,
+  },
+  /** Users as the API lists and stores them. */
+  users: {
+    /** A page of GET /v1/users when no limit is asked for (at most 100). */
+    pageSize: 20,
+    nameMaxLength: 200,
+    /** Roles: at most 50 per user, each 1 to 64 of A-Z a-z 0-9 _ . : - */
+    roles: { max: 50, maxLength: 64 },
+    /** Free-form metadata: keys, key length, and size serialised. */
+    metadata: { maxKeys: 50, keyMaxLength: 64, maxBytes: 8 * 1024 },
+  },
+  /** Resource servers may send large tokens in bulk; the token itself is cut at maxTokenLength. */
+  introspectionBodyLimit: 2 * 1024 * 1024,
+  /** Live keys (and their tenants) are cached this long, and only while invalidations flow. */
+  keyCacheMs: 60_000,
+  /** Signing keys and the JWKS document. */
+  signingKeys: {
+    /** Tokens are accepted a little past `exp` on clocks that drift; keys outlive that too. */
+    retiredGraceMs: 5 * 60_000,
+    /** Keys never change once written, so they are cached by kid this long. */
+    privateCacheMs: 60 * 60_000,
+    publicCacheMs: 10 * 60_000,
+    /** Cache-Control of the JWKS and metadata documents (RFC 9111, RFC 5861). */
+    jwks: { maxAgeSeconds: 60, staleWhileRevalidateSeconds: 30 },
+    /** How soon common verifiers refetch a JWKS on an unknown kid (jose: 30 s). */
+    verifierCooldownSeconds: 30,
+  },
+  /** The browser endpoints (/v1/client/…). */
+  client: {
+    /** /v1/client/config may be cached this long by the browser. */
+    configMaxAgeSeconds: 60,
+    /** Browsers reuse a CORS preflight of the token endpoint this long. */
+    preflightMaxAgeSeconds: 600,
+  },
+  /** Database connections. */
+  storage: {
+    /** SQLite waits this long for another process's write lock (the CLI) before failing. */
+    sqliteBusyTimeoutMs: 5000,
+    /** Connections per PostgreSQL pool. */
+    postgresPoolSize: 10,
+  },
   /** API sessions and their refresh tokens. */
   sessions: {
     /** A session (and so its refresh tokens) lives at most this long, whatever its use. */
@@ -72,6 +128,8 @@ export const defaults = {
     /** Largest custom rps or rpm of an enterprise plan. */
     customRateMax: 1_000_000,
     accessTokenTtlSeconds: { min: 60, max: 86_400 },
+    /** A custom `aud` (RFC 7519 StringOrURI). */
+    audienceMaxLength: 256,
   },
   /** Requests per second / per minute for each plan (reference section 8). */
   plans: {
@@ -135,6 +193,10 @@ export const socialDefaults = {
   providerTimeoutMs: 10_000,
   /** How long a provider's discovery document (and so its endpoints) is reused. */
   discoverySeconds: 10 * 60,
+  /** Longest client id a tenant may store for a provider. */
+  clientIdMaxLength: 512,
+  /** Apple's client secret is a JWT we sign per token request; it is valid this long. */
+  appleClientSecretSeconds: 5 * 60,
   /** Provider sign-ins one client address may start per window. */
   startsPerAddress: { quota: 30, windowSeconds: 15 * 60 },
 } as const;

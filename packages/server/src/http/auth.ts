@@ -2,8 +2,9 @@ import type { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify
 import { defaults } from '../config/defaults.js';
 import { LatchkeyError } from '../errors/index.js';
 import type { KeyContext, Scope } from '../modules/keys/index.js';
-import { planWindows } from '../modules/rate-limit/index.js';
+import { planWindows, rateLimited, rateLimitHeaders } from '../modules/rate-limit/index.js';
 import type { AppContext } from './context.js';
+import { formField } from './form-body.js';
 import { sendProblem } from './problem.js';
 
 /** RFC 6750 section 2.1: `Authorization: Bearer <token>`, scheme case-insensitive. */
@@ -28,13 +29,7 @@ export async function refuseKey(
   ]);
   if (!decision.allowed) {
     ctx.metrics.rateLimited.inc({ scope: 'address' });
-    throw new LatchkeyError('rate_limited', 'Too many requests with a missing or wrong key', {
-      headers: {
-        'retry-after': String(decision.retryAfter),
-        'ratelimit-policy': decision.policyHeader,
-        ratelimit: decision.stateHeader,
-      },
-    });
+    throw rateLimited(decision, 'Too many requests with a missing or wrong key');
   }
   throw error;
 }
@@ -109,18 +104,14 @@ export function rateLimitTenant(ctx: AppContext): onRequestHookHandler {
     const tenant = request.apiKey?.tenant;
     if (!tenant) return;
     const decision = await ctx.limiter.consume(`tenant:${tenant.id}`, planWindows(tenant.limits));
-    reply.header('ratelimit-policy', decision.policyHeader);
-    reply.header('ratelimit', decision.stateHeader);
+    reply.headers(rateLimitHeaders(decision));
     if (!decision.allowed) {
       ctx.metrics.rateLimited.inc({ scope: 'tenant' });
       return sendProblem(
         reply,
-        new LatchkeyError(
-          'rate_limited',
+        rateLimited(
+          decision,
           `The ${tenant.plan} plan's request rate is exceeded; retry after ${decision.retryAfter} s`,
-          {
-            headers: { 'retry-after': String(decision.retryAfter) },
-          },
         ),
       );
     }
@@ -136,7 +127,7 @@ export async function requirePublishableKey(
   request: FastifyRequest,
 ): Promise<KeyContext & { publishableKey: string }> {
   const header = request.headers['x-latchkey-publishable-key'];
-  const query = (request.query as Record<string, unknown> | undefined)?.pk;
+  const query = formField(request.query, 'pk') || undefined;
   const fromBearer = /^Bearer +(pk_\S+) *$/i.exec(request.headers.authorization ?? '')?.[1];
   const pk = typeof header === 'string' ? header : typeof query === 'string' ? query : fromBearer;
   if (!pk)

@@ -12,6 +12,11 @@ export function parseForm(_request: unknown, body: string | Buffer, done: Done):
   done(null, Object.fromEntries(new URLSearchParams(text)));
 }
 
+/** A parsed form, query or JSON object (Fastify parses queries into plain objects). */
+export function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
 /**
  * A string field of a parsed form or query ('' when absent). With `maxLength` (the
  * field's rule, in code points, as the API counts them) it keeps one code point more
@@ -19,7 +24,7 @@ export function parseForm(_request: unknown, body: string | Buffer, done: Done):
  * stays too long for the rule to refuse.
  */
 export function formField(body: unknown, name: string, maxLength?: number): string {
-  const value = (body as Record<string, unknown> | undefined)?.[name];
+  const value = isRecord(body) ? body[name] : undefined;
   if (typeof value !== 'string') return '';
   if (maxLength === undefined || value.length <= maxLength) return value;
   let kept = '';

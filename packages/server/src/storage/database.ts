@@ -4,6 +4,7 @@ import { dirname, resolve } from 'node:path';
 import type SQLiteType from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import type pgType from 'pg';
+import { defaults } from '../config/defaults.js';
 import type { Schema } from './schema.js';
 
 // Each driver is loaded only when its database is used: a SQLite deployment never pays
@@ -50,7 +51,7 @@ function openSqlite(path: string): Pick<Database, 'db' | 'dialect' | 'dataVersio
   database.pragma('journal_mode = WAL');
   database.pragma('synchronous = NORMAL');
   database.pragma('foreign_keys = ON');
-  database.pragma('busy_timeout = 5000');
+  database.pragma(`busy_timeout = ${defaults.storage.sqliteBusyTimeoutMs}`);
   cacheStatements(database);
   // Prepared once: database.pragma() would prepare it on every call (about 20 us).
   const dataVersion = database.prepare('pragma data_version').pluck();
@@ -89,7 +90,11 @@ function openPostgres(url: string, options: OpenOptions): Pick<Database, 'db' | 
         ? (value: string) => Number(value)
         : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
   };
-  const pool = new pg.Pool({ connectionString: url, max: options.poolSize ?? 10, types });
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: options.poolSize ?? defaults.storage.postgresPoolSize,
+    types,
+  });
   // An idle client that loses its connection must not crash the process.
   pool.on('error', () => {});
   return {

@@ -69,12 +69,11 @@ export function brandingPages(scope: FastifyInstance, ctx: AppContext) {
             message: 'The Logo URL must start with https://',
           },
         ]);
-      const updated = await updateTenant(db, tenant.id, {
+      const updated = await updateTenant({ db, bus: ctx.bus }, tenant.id, {
         name: form.name,
         logoUrl: form.logoUrl || null,
         primaryColor: form.primaryColor || null,
       });
-      await ctx.bus.publish(`tenant:${tenant.id}`);
       await auditChange(db, admin, {
         tenantId: tenant.id,
         kind: 'branding_updated',

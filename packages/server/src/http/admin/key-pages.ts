@@ -96,8 +96,7 @@ export function keyPages(scope: FastifyInstance, ctx: AppContext) {
     const { admin } = signedIn(request);
     const { tenantId, keyId } = params(request);
     const tenant = await tenantForAdmin(db, admin, tenantId);
-    const key = await revokeKey(db, tenant.id, String(keyId));
-    await ctx.bus.publish(`key:${key.id}`);
+    const key = await revokeKey({ db, bus: ctx.bus }, tenant.id, String(keyId));
     await auditChange(db, admin, {
       tenantId: tenant.id,
       kind: 'key_revoked',

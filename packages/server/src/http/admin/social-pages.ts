@@ -136,7 +136,10 @@ export function socialPages(scope: FastifyInstance, ctx: AppContext) {
     const { admin } = signedIn(request);
     const tenant = await tenantForAdmin(db, admin, (request.params as Params).tenantId);
     const provider = providerOf(request);
-    const { url, state } = await startFlow(flowDeps, tenant, provider, '').catch((error) => {
+    const { url, state } = await startFlow(flowDeps, tenant, provider, {
+      hostedQuery: '',
+      ip: request.ip,
+    }).catch((error) => {
       throw new LatchkeyError('invalid_request', (error as Error).message);
     });
     // Marks the flow as this admin's test: the callback then creates nothing.

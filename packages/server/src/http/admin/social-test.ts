@@ -15,6 +15,7 @@ import { sendPage } from '../hosted/responses.js';
 export const flowDepsOf = (ctx: AppContext): FlowDeps => ({
   db: ctx.database.db,
   bus: ctx.bus,
+  limiter: ctx.limiter,
   box: ctx.box,
   authUrl: ctx.authUrl,
   providerEndpoints: ctx.config.providerEndpoints,

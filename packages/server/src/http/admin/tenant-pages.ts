@@ -115,8 +115,7 @@ export function tenantPages(scope: FastifyInstance, ctx: AppContext) {
     const tenant = await tenantForAdmin(db, admin, tenantIdOf(request));
     const input = settingsInput(request.body, admin.superuser);
     try {
-      const updated = await updateTenant(db, tenant.id, input);
-      await ctx.bus.publish(`tenant:${tenant.id}`);
+      const updated = await updateTenant({ db, bus: ctx.bus }, tenant.id, input);
       await auditChange(db, admin, {
         tenantId: tenant.id,
         kind: 'tenant_updated',

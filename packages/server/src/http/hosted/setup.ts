@@ -13,7 +13,7 @@ import {
 } from '../../modules/hosted/index.js';
 import type { User } from '../../modules/users/index.js';
 import { type AppContext, hostedDeps } from '../context.js';
-import { parseForm } from '../form-body.js';
+import { isRecord, parseForm } from '../form-body.js';
 import { browserCookie, cookieSecret, csrfCookie, isSecure, setBrowserCookie } from './cookies.js';
 import { errorPage, pageContext, seeOther, sendPage } from './responses.js';
 
@@ -71,7 +71,7 @@ export async function resolveHosted(
   ctx: AppContext,
   request: FastifyRequest,
   reply: FastifyReply,
-  query: Record<string, unknown> = request.query as Record<string, unknown>,
+  query: Record<string, unknown> = isRecord(request.query) ? request.query : {},
 ): Promise<HostedRequest | undefined> {
   try {
     const h = await checkHostedRequest(ctx, query);

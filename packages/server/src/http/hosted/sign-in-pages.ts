@@ -6,7 +6,6 @@ import {
   type HostedRequest,
   hostedQuery,
   messagePage,
-  resendVerification,
   signInPage,
   signInWithPassword,
 } from '../../modules/hosted/index.js';
@@ -55,7 +54,7 @@ export function signInPages(scope: FastifyInstance, ctx: AppContext) {
     if (!h) return reply;
     const returning = await returningUser(request, h);
     // A user whose hosted session lives goes straight back, with fresh tokens.
-    if (returning && (request.query as { prompt?: string }).prompt !== 'login') {
+    if (returning && formField(request.query, 'prompt') !== 'login') {
       // A plain request goes straight back. One that asks for a PKCE code (which yields a
       // long-lived refresh token) takes one click, so a crafted link cannot mint a code
       // without the user.
@@ -101,32 +100,29 @@ export function signInPages(scope: FastifyInstance, ctx: AppContext) {
         email ? 'password' : 'email',
       );
     try {
-      const signedIn = await signInWithPassword(deps, h, {
+      const outcome = await signInWithPassword(deps, h, {
         email,
         password,
         ip: request.ip,
         previousCookie: currentBrowserCookie(ctx, request, h),
       });
-      return redirectSignedIn(ctx, reply, h, signedIn);
+      if (!('unverified' in outcome)) return redirectSignedIn(ctx, reply, h, outcome);
+      return sendPage(
+        reply,
+        403,
+        messagePage(
+          pageContext(request),
+          'Check your inbox',
+          outcome.resent
+            ? `Verify your e-mail address first: we sent a new link to ${email}.`
+            : `Verify your e-mail address first, with the link we sent to ${email}.`,
+        ),
+      );
     } catch (error) {
       if (!(error instanceof LatchkeyError)) throw error;
       if (error.code === 'invalid_credentials')
         return again(401, 'The e-mail address or the password is wrong.', 'password');
       if (error.code === 'rate_limited') return again(429, `Too many attempts. ${error.message}.`);
-      if (error.code === 'email_not_verified') {
-        const sent = await resendVerification(deps, h, email, request.ip);
-        return sendPage(
-          reply,
-          403,
-          messagePage(
-            pageContext(request),
-            'Check your inbox',
-            sent
-              ? `Verify your e-mail address first: we sent a new link to ${email}.`
-              : `Verify your e-mail address first, with the link we sent to ${email}.`,
-          ),
-        );
-      }
       return again(403, 'This account is disabled.');
     }
   });

@@ -2,9 +2,9 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { socialDefaults } from '../../config/defaults.js';
 import {
   buttonPage,
-  type HostedRequest,
   hostedQuery,
   messagePage,
+  signInWithProvider,
   startedOnCallerPage,
 } from '../../modules/hosted/index.js';
 import {
@@ -13,17 +13,20 @@ import {
   finishFlow,
   isProviderId,
   PROVIDERS,
+  type ProviderId,
   SocialRefusal,
   startFlow,
-  userForProfile,
 } from '../../modules/social/index.js';
-import type { User } from '../../modules/users/index.js';
 import { finishTestSignIn } from '../admin/social-test.js';
-import type { AppContext } from '../context.js';
+import { type AppContext, hostedDeps } from '../context.js';
 import { formField as field } from '../form-body.js';
 import { isSecure, flowCookie as stateCookie } from './cookies.js';
 import { formRoute, PAGE, pageContext, sendPage } from './responses.js';
-import { finishSignIn, resolveHosted } from './setup.js';
+import { currentBrowserCookie, redirectSignedIn, resolveHosted } from './setup.js';
+
+/** The provider routes' path parameter (checked with isProviderId: an unknown one gets a page). */
+type Route = { Params: { provider: string } };
+type WithProvider = FastifyRequest<Route>;
 
 /** Only the string fields of a form body (anything else is not an OAuth answer). */
 function stringFields(body: unknown): URLSearchParams {
@@ -40,19 +43,30 @@ export function socialPages(scope: FastifyInstance, ctx: AppContext) {
   const [send, page, get, csrfCheck] = [sendPage, pageContext, PAGE, formRoute(scope)];
   const hosted = (request: FastifyRequest, reply: FastifyReply, query?: Record<string, unknown>) =>
     resolveHosted(ctx, request, reply, query);
-  const finish = (request: FastifyRequest, reply: FastifyReply, h: HostedRequest, user: User) =>
-    finishSignIn(ctx, request, reply, h, user);
 
   // ----- Social sign-in (reference section 1): start, and the provider's answer -----
   const flowDeps = {
     db: ctx.database.db,
     bus: ctx.bus,
     box: ctx.box,
+    limiter: ctx.limiter,
     authUrl: ctx.authUrl,
     providerEndpoints: ctx.config.providerEndpoints,
   };
   // __Host- under https (RFC 6265bis): no subdomain or plain-http page can plant one.
   const flowCookie = (provider: string) => stateCookie(ctx.authUrl, provider);
+  // An answer sent as a cross-site POST (form_post) only carries a SameSite=None cookie,
+  // which browsers accept only when Secure. Clearing needs the same attributes: a browser
+  // ignores a __Host- cookie (set or cleared) without Secure.
+  const flowCookieAttributes = (provider: ProviderId) => {
+    const crossSitePost = PROVIDERS[provider].responseMode === 'form_post';
+    return {
+      path: '/',
+      httpOnly: true,
+      sameSite: crossSitePost ? ('none' as const) : ('lax' as const),
+      secure: crossSitePost || secure,
+    };
+  };
   const socialRefusal = (
     request: FastifyRequest,
     reply: FastifyReply,
@@ -77,26 +91,14 @@ export function socialPages(scope: FastifyInstance, ctx: AppContext) {
    * does on /sign-in: a crafted link cannot mint a code through a provider that approves
    * silently. A click on the caller's own page (the browser library's buttons) counts.
    */
-  async function begin(request: FastifyRequest, reply: FastifyReply, clicked: boolean) {
-    const { provider } = request.params as { provider: string };
+  async function begin(request: WithProvider, reply: FastifyReply, clicked: boolean) {
+    const { provider } = request.params;
     const q = field(clicked ? request.body : request.query, 'q') || field(request.query, 'q');
     const h = await hosted(request, reply, Object.fromEntries(new URLSearchParams(q)));
     if (!h) return reply;
     const back = `/sign-in?${hostedQuery(h)}`;
     if (!isProviderId(provider))
       return socialRefusal(request, reply, 'There is no such sign-in provider.', back);
-    const { quota, windowSeconds } = socialDefaults.startsPerAddress;
-    const allowed = await ctx.limiter.consume(`oauth-start:${request.ip}`, [
-      { name: 'oauth-start', quota, seconds: windowSeconds },
-    ]);
-    if (!allowed.allowed) {
-      return socialRefusal(
-        request,
-        reply,
-        'Too many sign-in attempts from this address; try again later.',
-        back,
-      );
-    }
     if (h.codeChallenge && !clicked && !startedOnCallerPage(h, request.headers.referer)) {
       try {
         const origin = await authorizationOrigin(flowDeps, h.tenant, provider);
@@ -122,17 +124,15 @@ export function socialPages(scope: FastifyInstance, ctx: AppContext) {
       }
     }
     try {
-      const { url, state } = await startFlow(flowDeps, h.tenant, provider, hostedQuery(h));
+      const { url, state } = await startFlow(flowDeps, h.tenant, provider, {
+        hostedQuery: hostedQuery(h),
+        ip: request.ip,
+      });
       // The state is bound to this browser: an answer arriving in another browser is
-      // refused (login CSRF). An answer sent as a cross-site POST (form_post) only
-      // carries a SameSite=None cookie, which browsers accept only when Secure.
-      const crossSitePost = PROVIDERS[provider].responseMode === 'form_post';
+      // refused (login CSRF).
       reply.setCookie(flowCookie(provider), state, {
-        path: '/',
-        httpOnly: true,
+        ...flowCookieAttributes(provider),
         maxAge: socialDefaults.flowLifetimeSeconds,
-        sameSite: crossSitePost ? 'none' : 'lax',
-        secure: crossSitePost || secure,
       });
       return reply.code(303).header('location', url).header('cache-control', 'no-store').send();
     } catch (error) {
@@ -141,15 +141,17 @@ export function socialPages(scope: FastifyInstance, ctx: AppContext) {
     }
   }
 
-  scope.get('/oauth/:provider/start', get, (request, reply) => begin(request, reply, false));
-  scope.post('/oauth/:provider/start', csrfCheck, (request, reply) => begin(request, reply, true));
+  scope.get<Route>('/oauth/:provider/start', get, (request, reply) => begin(request, reply, false));
+  scope.post<Route>('/oauth/:provider/start', csrfCheck, (request, reply) =>
+    begin(request, reply, true),
+  );
 
-  async function callback(request: FastifyRequest, reply: FastifyReply, params: URLSearchParams) {
-    const { provider } = request.params as { provider: string };
+  async function callback(request: WithProvider, reply: FastifyReply, params: URLSearchParams) {
+    const { provider } = request.params;
     if (!isProviderId(provider))
       return socialRefusal(request, reply, 'There is no such sign-in provider.');
     const bound = request.cookies[flowCookie(provider)];
-    reply.clearCookie(flowCookie(provider), { path: '/' });
+    reply.clearCookie(flowCookie(provider), flowCookieAttributes(provider));
     let flow: Awaited<ReturnType<typeof claimFlow>>;
     try {
       flow = await claimFlow(flowDeps, provider, params.get('state'), bound);
@@ -178,19 +180,22 @@ export function socialPages(scope: FastifyInstance, ctx: AppContext) {
       const profile = await finishFlow(flowDeps, h.tenant, provider, flow, params, (error) =>
         request.log.warn({ err: error, provider }, 'social sign-in failed at the provider'),
       );
-      const user = await userForProfile(flowDeps, h.tenant, provider, profile);
-      return await finish(request, reply, h, user);
+      const signedIn = await signInWithProvider(hostedDeps(ctx), h, provider, profile, {
+        ip: request.ip,
+        previousCookie: currentBrowserCookie(ctx, request, h),
+      });
+      return redirectSignedIn(ctx, reply, h, signedIn);
     } catch (error) {
       if (error instanceof SocialRefusal) return socialRefusal(request, reply, error.message, back);
       throw error;
     }
   }
 
-  scope.get('/oauth/:provider/callback', get, (request, reply) =>
+  scope.get<Route>('/oauth/:provider/callback', get, (request, reply) =>
     callback(request, reply, new URLSearchParams(request.url.split('?')[1] ?? '')),
   );
   // response_mode=form_post (Apple; no CSRF token: the state cookie binds it instead).
-  scope.post('/oauth/:provider/callback', get, (request, reply) =>
+  scope.post<Route>('/oauth/:provider/callback', get, (request, reply) =>
     callback(request, reply, stringFields(request.body)),
   );
 }

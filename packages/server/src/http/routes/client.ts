@@ -1,10 +1,12 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
+import { defaults } from '../../config/defaults.js';
 import { LatchkeyError } from '../../errors/index.js';
 import { redeemCode } from '../../modules/hosted/index.js';
-import { planWindows } from '../../modules/rate-limit/index.js';
+import { planWindows, rateLimited, rateLimitHeaders } from '../../modules/rate-limit/index.js';
 import { enabledProviders } from '../../modules/social/index.js';
+import { isAllowedOrigin } from '../../modules/tenants/index.js';
 import { requirePublishableKey } from '../auth.js';
 import { sendCacheable } from '../cacheable.js';
 import { type AppContext, hostedDeps } from '../context.js';
@@ -26,9 +28,9 @@ const ConfigResponse = Type.Object({
 const TokenBody = Type.Object(
   {
     grant_type: Type.Union([Type.Literal('authorization_code'), Type.Literal('refresh_token')]),
-    code: Type.Optional(Type.String({ maxLength: 256 })),
-    code_verifier: Type.Optional(Type.String({ maxLength: 256 })),
-    refresh_token: Type.Optional(Type.String({ maxLength: 512 })),
+    code: Type.Optional(Type.String({ maxLength: defaults.fields.codeMaxLength })),
+    code_verifier: Type.Optional(Type.String({ maxLength: defaults.fields.codeMaxLength })),
+    refresh_token: Type.Optional(Type.String({ maxLength: defaults.fields.tokenMaxLength })),
   },
   { additionalProperties: false },
 );
@@ -58,7 +60,9 @@ export function clientRoutes(server: FastifyInstance, ctx: AppContext) {
         security: [{ publishableKey: [] }],
         summary: "The tenant's public configuration, for the browser libraries",
         tags: ['client'],
-        querystring: Type.Object({ pk: Type.Optional(Type.String({ maxLength: 128 })) }),
+        querystring: Type.Object({
+          pk: Type.Optional(Type.String({ maxLength: defaults.fields.keyMaxLength })),
+        }),
         response: { 200: ConfigResponse, 304: Type.Null(), ...problems(401, 403) },
       },
     },
@@ -75,7 +79,12 @@ export function clientRoutes(server: FastifyInstance, ctx: AppContext) {
       };
       // The answer depends on the key, wherever it came from.
       reply.header('vary', 'x-latchkey-publishable-key, authorization');
-      return sendCacheable(request, reply, body, 'public, max-age=60');
+      return sendCacheable(
+        request,
+        reply,
+        body,
+        `public, max-age=${defaults.client.configMaxAgeSeconds}`,
+      );
     },
   );
 
@@ -90,7 +99,7 @@ export function clientRoutes(server: FastifyInstance, ctx: AppContext) {
       return reply
         .header('access-control-allow-methods', 'POST')
         .header('access-control-allow-headers', 'content-type, x-latchkey-publishable-key')
-        .header('access-control-max-age', '600')
+        .header('access-control-max-age', String(defaults.client.preflightMaxAgeSeconds))
         .code(204)
         .send();
     });
@@ -102,7 +111,7 @@ export function clientRoutes(server: FastifyInstance, ctx: AppContext) {
       .header('access-control-allow-origin', '*')
       .header('access-control-allow-methods', 'GET')
       .header('access-control-allow-headers', 'x-latchkey-publishable-key, if-none-match')
-      .header('access-control-max-age', '600')
+      .header('access-control-max-age', String(defaults.client.preflightMaxAgeSeconds))
       .code(204)
       .send(),
   );
@@ -111,7 +120,7 @@ export function clientRoutes(server: FastifyInstance, ctx: AppContext) {
   async function browserCall(request: FastifyRequest, reply: FastifyReply) {
     const found = await requirePublishableKey(ctx, request);
     const origin = request.headers.origin;
-    if (origin !== undefined && !found.tenant.allowedOrigins.includes(origin)) {
+    if (origin !== undefined && !isAllowedOrigin(found.tenant, origin)) {
       throw new LatchkeyError('forbidden', `${origin} is not an allowed origin of this tenant`);
     }
     cors(reply, origin);
@@ -122,14 +131,8 @@ export function clientRoutes(server: FastifyInstance, ctx: AppContext) {
       `client:${found.tenant.id}:${request.ip}`,
       planWindows(found.tenant.limits),
     );
-    reply
-      .header('ratelimit-policy', decision.policyHeader)
-      .header('ratelimit', decision.stateHeader);
-    if (!decision.allowed) {
-      throw new LatchkeyError('rate_limited', 'Too many requests from this address', {
-        headers: { 'retry-after': String(decision.retryAfter) },
-      });
-    }
+    reply.headers(rateLimitHeaders(decision));
+    if (!decision.allowed) throw rateLimited(decision, 'Too many requests from this address');
     return { tenant: found.tenant, origin };
   }
 

@@ -1,6 +1,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
+import { defaults } from '../../config/defaults.js';
 import { LatchkeyError } from '../../errors/index.js';
 import { introspect } from '../../modules/introspection/index.js';
 import { authOf } from '../auth.js';
@@ -12,12 +13,18 @@ import { problems } from '../schemas.js';
 const Body = Type.Object(
   {
     token: Type.String({ description: 'The access token to check' }),
-    token_type_hint: Type.Optional(Type.String({ maxLength: 64 })),
+    token_type_hint: Type.Optional(Type.String({ maxLength: defaults.fields.hintMaxLength })),
     client_id: Type.Optional(
-      Type.String({ maxLength: 64, description: 'client_secret_post: the tenant id' }),
+      Type.String({
+        maxLength: defaults.fields.idMaxLength,
+        description: 'client_secret_post: the tenant id',
+      }),
     ),
     client_secret: Type.Optional(
-      Type.String({ maxLength: 128, description: 'client_secret_post: a secret key' }),
+      Type.String({
+        maxLength: defaults.fields.keyMaxLength,
+        description: 'client_secret_post: a secret key',
+      }),
     ),
   },
   { additionalProperties: false },
@@ -44,7 +51,6 @@ const Result = Type.Object(
 );
 
 /** Big enough that a 1 MB token is read and answered inactive, not refused as a request. */
-const INTROSPECTION_BODY_LIMIT = 2 * 1024 * 1024;
 
 export function introspectionRoutes(app: FastifyInstance, ctx: AppContext) {
   const client = introspectionClient(ctx, 'tokens:introspect');
@@ -59,7 +65,7 @@ export function introspectionRoutes(app: FastifyInstance, ctx: AppContext) {
     scope.post(
       '/api/auth/introspect',
       {
-        bodyLimit: INTROSPECTION_BODY_LIMIT,
+        bodyLimit: defaults.introspectionBodyLimit,
         attachValidation: true,
         schema: {
           operationId: 'introspectToken',

@@ -1,4 +1,5 @@
 import { Type } from 'typebox';
+import { defaults } from '../../config/defaults.js';
 
 export const UserModel = Type.Object(
   {
@@ -46,4 +47,6 @@ export const TokenResponse = Type.Object(
 
 export const userRef = Type.Unsafe<unknown>({ $ref: 'User#' });
 export const sessionRef = Type.Unsafe<unknown>({ $ref: 'Session#' });
-export const UserParams = Type.Object({ userId: Type.String({ maxLength: 64 }) });
+export const UserParams = Type.Object({
+  userId: Type.String({ maxLength: defaults.fields.idMaxLength }),
+});

@@ -11,13 +11,13 @@ import { TokenResponse } from './models.js';
 
 const SignInBody = Type.Object(
   {
-    email: Type.String({ minLength: 1, maxLength: 320 }),
+    email: Type.String({ minLength: 1, maxLength: defaults.email.maxLength }),
     password: Type.String({ minLength: 1, maxLength: defaults.password.maxLength }),
   },
   { additionalProperties: false },
 );
 const RefreshBody = Type.Object(
-  { refreshToken: Type.String({ minLength: 1, maxLength: 512 }) },
+  { refreshToken: Type.String({ minLength: 1, maxLength: defaults.fields.tokenMaxLength }) },
   { additionalProperties: false },
 );
 

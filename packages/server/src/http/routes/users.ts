@@ -1,6 +1,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
+import { defaults } from '../../config/defaults.js';
 import { signOutEverywhere, updateUser } from '../../modules/sessions/index.js';
 import {
   deleteUser,
@@ -17,13 +18,22 @@ import { sessionRef, UserParams, userRef } from './models.js';
 const ListQuery = Type.Object(
   {
     email: Type.Optional(
-      Type.String({ maxLength: 320, description: 'Exact address, matched case-insensitively' }),
+      Type.String({
+        maxLength: defaults.email.maxLength,
+        description: 'Exact address, matched case-insensitively',
+      }),
     ),
     limit: Type.Optional(
-      Type.String({ pattern: '^(100|[1-9][0-9]?)$', description: '1 to 100, default 20' }),
+      Type.String({
+        pattern: '^(100|[1-9][0-9]?)$',
+        description: `1 to 100, default ${defaults.users.pageSize}`,
+      }),
     ),
     cursor: Type.Optional(
-      Type.String({ maxLength: 512, description: 'nextCursor of the previous page' }),
+      Type.String({
+        maxLength: defaults.fields.tokenMaxLength,
+        description: 'nextCursor of the previous page',
+      }),
     ),
   },
   { additionalProperties: false },
@@ -33,13 +43,19 @@ const UpdateBody = Type.Object(
   {
     name: Type.Optional(Type.Union([Type.String({ maxLength: NAME_MAX_LENGTH }), Type.Null()])),
     metadata: Type.Optional(Metadata('Replaces the whole metadata object')),
-    roles: Type.Optional(Type.Array(Type.String({ maxLength: 64 }), { maxItems: 50 })),
+    roles: Type.Optional(
+      Type.Array(Type.String({ maxLength: defaults.users.roles.maxLength }), {
+        maxItems: defaults.users.roles.max,
+      }),
+    ),
     disabled: Type.Optional(Type.Boolean({ description: 'Disabling also revokes every session' })),
   },
   { additionalProperties: false, minProperties: 1 },
 );
 
-const SessionParams = Type.Object({ sessionId: Type.String({ maxLength: 64 }) });
+const SessionParams = Type.Object({
+  sessionId: Type.String({ maxLength: defaults.fields.idMaxLength }),
+});
 
 export function userRoutes(server: FastifyInstance, ctx: AppContext) {
   const app = server.withTypeProvider<TypeBoxTypeProvider>();

@@ -1,5 +1,7 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { Type } from 'typebox';
+import { type Static, Type } from 'typebox';
+import { defaults } from '../../config/defaults.js';
 import { LatchkeyError } from '../../errors/index.js';
 import { issuerOf } from '../../modules/sessions/index.js';
 import { getTenant } from '../../modules/tenants/index.js';
@@ -9,9 +11,10 @@ import { CLIENT_AUTH_METHODS } from '../client-auth.js';
 import type { AppContext } from '../context.js';
 import { problems } from '../schemas.js';
 
-const Params = Type.Object({ tenantId: Type.String({ maxLength: 64 }) });
+const Params = Type.Object({ tenantId: Type.String({ maxLength: defaults.fields.idMaxLength }) });
 /** Short, so that a rotated key reaches verifiers quickly even through shared caches. */
-const CACHE_CONTROL = 'public, max-age=60, stale-while-revalidate=30';
+const { maxAgeSeconds, staleWhileRevalidateSeconds } = defaults.signingKeys.jwks;
+const CACHE_CONTROL = `public, max-age=${maxAgeSeconds}, stale-while-revalidate=${staleWhileRevalidateSeconds}`;
 
 const Metadata = Type.Object({
   issuer: Type.String(),
@@ -47,9 +50,9 @@ export function metadataOf(authUrl: string, tenantId: string) {
   };
 }
 
-export function wellKnownRoutes(app: FastifyInstance, ctx: AppContext) {
-  async function tenantOf(request: FastifyRequest) {
-    const { tenantId } = request.params as { tenantId: string };
+export function wellKnownRoutes(server: FastifyInstance, ctx: AppContext) {
+  const app = server.withTypeProvider<TypeBoxTypeProvider>();
+  async function tenantOf(tenantId: string) {
     if (!isUuid(tenantId)) throw new LatchkeyError('not_found', `No tenant ${tenantId}`);
     return getTenant(ctx.database.db, tenantId);
   }
@@ -70,7 +73,7 @@ export function wellKnownRoutes(app: FastifyInstance, ctx: AppContext) {
       },
     },
     async (request, reply) => {
-      const tenant = await tenantOf(request);
+      const tenant = await tenantOf(request.params.tenantId);
       return sendCacheable(request, reply, await ctx.signingKeys.jwks(tenant.id), CACHE_CONTROL);
     },
   );
@@ -89,8 +92,11 @@ export function wellKnownRoutes(app: FastifyInstance, ctx: AppContext) {
       response: { 200: Metadata, ...problems(404) },
     },
   });
-  async function sendMetadata(request: FastifyRequest, reply: FastifyReply) {
-    const tenant = await tenantOf(request);
+  async function sendMetadata(
+    request: FastifyRequest<{ Params: Static<typeof Params> }>,
+    reply: FastifyReply,
+  ) {
+    const tenant = await tenantOf(request.params.tenantId);
     return sendCacheable(
       request,
       reply,

@@ -1,6 +1,7 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { defaults } from '../../config/defaults.js';
+import { sha256Hex } from '../../crypto/hash.js';
 import { LatchkeyError } from '../../errors/index.js';
 import { type Schema, transact } from '../../storage/index.js';
 import { type LinkPurpose, linkMail } from '../email/index.js';
@@ -18,7 +19,7 @@ import {
 import { type HostedDeps, withinLimit } from './deps.js';
 import { type HostedRequest, hostedQuery } from './hosted-request.js';
 
-const sha256 = (value: string) => createHash('sha256').update(value).digest('hex');
+const sha256 = sha256Hex;
 
 /** Makes a one-time link token (within the caller's transaction); returns the token. */
 export async function createEmailToken(

@@ -1,6 +1,6 @@
 import { defaults } from '../../config/defaults.js';
 import type { KeyResolver } from '../keys/index.js';
-import { schemeProblem, type Tenant } from '../tenants/index.js';
+import { isAllowedOrigin, schemeProblem, type Tenant } from '../tenants/index.js';
 
 /** What a caller asked for when it sent the browser to the hosted page. */
 export interface HostedRequest {
@@ -50,7 +50,7 @@ export async function checkHostedRequest(
       'The return address must use https (http is allowed only for localhost in development).',
     );
   }
-  if (!tenant.allowedOrigins.includes(url.origin)) {
+  if (!isAllowedOrigin(tenant, url.origin)) {
     throw new Refusal(`${url.origin} is not an allowed origin of this application.`);
   }
   const state = str('state');

@@ -4,7 +4,6 @@ export {
   type LinkOutcome,
   openEmailLink,
   requestPasswordReset,
-  resendVerification,
   sendAccountLink,
   verifyEmail,
 } from './email-links.service.js';
@@ -22,7 +21,9 @@ export {
   redeemCode,
   signInBrowser,
   signInWithPassword,
+  signInWithProvider,
   signUpInBrowser,
+  type Unverified,
 } from './sign-in.service.js';
 export {
   buttonPage,

@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { defaults } from '../../config/defaults.js';
+import { sha256Hex } from '../../crypto/hash.js';
 import { LatchkeyError } from '../../errors/index.js';
 import { type Tx, transact } from '../../storage/index.js';
 import {
@@ -8,6 +9,7 @@ import {
   startBrowserSession,
   type TokenSet,
 } from '../sessions/index.js';
+import { type Profile, type ProviderId, retryingRace, userForProfileIn } from '../social/index.js';
 import type { Tenant } from '../tenants/index.js';
 import {
   insertNewUser,
@@ -17,10 +19,15 @@ import {
 } from '../users/index.js';
 import type { HostedDeps } from './deps.js';
 import { withinLimit } from './deps.js';
-import { createEmailToken, mailLink, returnToOf } from './email-links.service.js';
+import {
+  createEmailToken,
+  mailLink,
+  resendVerification,
+  returnToOf,
+} from './email-links.service.js';
 import type { HostedRequest } from './hosted-request.js';
 
-const sha256 = (value: string) => createHash('sha256').update(value).digest('hex');
+const sha256 = sha256Hex;
 
 /** Where the browser goes next, and the hosted page's new cookie value. */
 export interface BrowserSignIn {
@@ -103,13 +110,50 @@ export async function signInBrowser(
   return redirectFor(deps, h, opened);
 }
 
-/** The hosted sign-in form: e-mail and password, then `signInBrowser`. */
+/**
+ * Social sign-in after the provider vouched for `profile`: the user and identity found or
+ * made (the linking policy of `userForProfileIn`) and the browser signed in, in one
+ * transaction, so that no user is left without the sign-in that made them.
+ */
+export async function signInWithProvider(
+  deps: HostedDeps,
+  h: HostedRequest,
+  provider: ProviderId,
+  profile: Profile,
+  meta: BrowserMeta,
+): Promise<BrowserSignIn> {
+  const opened = await retryingRace(() =>
+    transact(deps.db, deps.bus, async (tx) => {
+      const user = await userForProfileIn(tx, h.tenant, provider, profile);
+      return openBrowserIn(deps, tx, h, user, meta);
+    }),
+  );
+  return redirectFor(deps, h, opened);
+}
+
+/** A right password for an address not yet verified: no sign-in, maybe a new link. */
+export interface Unverified {
+  unverified: true;
+  /** Whether a new verification link went out (within the mail limits). */
+  resent: boolean;
+}
+
+/**
+ * The hosted sign-in form: e-mail and password, then `signInBrowser`. An unverified
+ * address gets a new verification link instead (`resendVerification`).
+ */
 export async function signInWithPassword(
   deps: HostedDeps,
   h: HostedRequest,
   input: { email: string; password: string } & BrowserMeta,
-): Promise<BrowserSignIn> {
-  const user = await verifyCredentials(deps, h.tenant, input);
+): Promise<BrowserSignIn | Unverified> {
+  let user: User;
+  try {
+    user = await verifyCredentials(deps, h.tenant, input);
+  } catch (error) {
+    if (!(error instanceof LatchkeyError && error.code === 'email_not_verified')) throw error;
+    return { unverified: true, resent: await resendVerification(deps, h, input.email, input.ip) };
+  }
   return signInBrowser(deps, h, user, input);
 }
 

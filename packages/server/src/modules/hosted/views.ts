@@ -1,4 +1,5 @@
 import escapeHtml from 'escape-html';
+import { defaults } from '../../config/defaults.js';
 import type { Tenant } from '../tenants/index.js';
 
 export interface Provider {
@@ -162,7 +163,7 @@ export function signUpPage(p: FormPage & { name?: string }): string {
     `${alert(p.alert)}<form method="post" action="/sign-up?${e(p.query)}" novalidate>
 ${csrfField(p.csrf)}
 ${field({ name: 'email', label: 'E-mail address', type: 'email', autocomplete: 'email', value: p.email, autofocus: !p.invalid || p.invalid === 'email', invalid: p.invalid === 'email' })}
-${field({ name: 'password', label: 'Password', type: 'password', autocomplete: 'new-password', hint: 'At least 8 characters.', minlength: 8, autofocus: p.invalid === 'password', invalid: p.invalid === 'password' })}
+${field({ name: 'password', label: 'Password', type: 'password', autocomplete: 'new-password', hint: `At least ${defaults.password.minLength} characters.`, minlength: defaults.password.minLength, autofocus: p.invalid === 'password', invalid: p.invalid === 'password' })}
 <button type="submit">Create account</button>
 </form>
 <nav><a href="/sign-in?${e(p.query)}">Already have an account? Sign in</a></nav>`,
@@ -193,7 +194,7 @@ export function resetPage(p: {
     'Choose a new password',
     `${alert(p.alert)}<form method="post" action="/reset-password" novalidate>
 ${csrfField(p.csrf)}<input type="hidden" name="token" value="${e(p.token)}">
-${field({ name: 'password', label: 'New password', type: 'password', autocomplete: 'new-password', hint: 'At least 8 characters.', minlength: 8, autofocus: true, invalid: !!p.alert })}
+${field({ name: 'password', label: 'New password', type: 'password', autocomplete: 'new-password', hint: `At least ${defaults.password.minLength} characters.`, minlength: defaults.password.minLength, autofocus: true, invalid: !!p.alert })}
 <button type="submit">Save the new password</button>
 </form>`,
   );

@@ -7,7 +7,6 @@ export {
   type KeyKind,
   KeyResolver,
   listKeys,
-  resolveKey,
   revokeKey,
   SCOPES,
   type Scope,

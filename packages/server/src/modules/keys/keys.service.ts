@@ -1,9 +1,10 @@
-import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { TtlCache } from '../../cache/ttl-cache.js';
-import type { Environment } from '../../config/defaults.js';
+import { defaults, type Environment } from '../../config/defaults.js';
+import { sha256Hex } from '../../crypto/hash.js';
 import { LatchkeyError, validationFailed } from '../../errors/index.js';
-import type { ApiKeyRow, Schema } from '../../storage/index.js';
+import { type ApiKeyRow, type Publisher, type Schema, transact } from '../../storage/index.js';
 import { getTenant, type Tenant, toTenant } from '../tenants/index.js';
 import { findLiveKeyByHash, insertKey, listKeyRows, revokeKeyRow } from './keys.repository.js';
 
@@ -50,7 +51,7 @@ export function keyPrefix(kind: KeyKind, environment: Environment): string {
 
 /** Keys carry 256 random bits, so a fast hash is the right one (no salt or stretching needed). */
 export function hashKey(key: string): string {
-  return createHash('sha256').update(key).digest('hex');
+  return sha256Hex(key);
 }
 
 export function toApiKey(row: ApiKeyRow): ApiKey {
@@ -127,14 +128,18 @@ export async function listKeys(db: Kysely<Schema>, tenantId: string): Promise<Ap
   return (await listKeyRows(db, tenantId)).map(toApiKey);
 }
 
+/** Revokes a key; every instance's key cache forgets it as the transaction commits. */
 export async function revokeKey(
-  db: Kysely<Schema>,
+  deps: { db: Kysely<Schema>; bus: Publisher },
   tenantId: string,
   keyId: string,
 ): Promise<ApiKey> {
-  const row = await revokeKeyRow(db, tenantId, keyId, Date.now());
-  if (!row) throw new LatchkeyError('not_found', `No key ${keyId} on tenant ${tenantId}`);
-  return toApiKey(row);
+  return transact(deps.db, deps.bus, async (tx) => {
+    const row = await revokeKeyRow(tx.db, tenantId, keyId, Date.now());
+    if (!row) throw new LatchkeyError('not_found', `No key ${keyId} on tenant ${tenantId}`);
+    tx.invalidate(`key:${row.hash}`);
+    return toApiKey(row);
+  });
 }
 
 export interface KeyContext {
@@ -157,7 +162,7 @@ export interface KeyCacheBus {
 export class KeyResolver {
   readonly #db: Kysely<Schema>;
   readonly #bus: KeyCacheBus;
-  readonly #cache = new TtlCache<KeyContext>(60_000);
+  readonly #cache = new TtlCache<KeyContext>(defaults.keyCacheMs);
   /** When this process last wrote each key's last_used_at. */
   readonly #touched = new Map<string, number>();
 
@@ -206,14 +211,4 @@ export class KeyResolver {
     const found = presented.startsWith('pk_') ? await this.resolve(presented) : undefined;
     return found?.key.kind === 'publishable' ? found : undefined;
   }
-}
-
-/** Resolves a presented key to its live key and tenant; undefined when unknown or revoked. */
-export async function resolveKey(
-  db: Kysely<Schema>,
-  presented: string,
-): Promise<KeyContext | undefined> {
-  if (!KEY_SHAPE.test(presented)) return undefined;
-  const found = await findLiveKeyByHash(db, hashKey(presented));
-  return found && { key: toApiKey(found.key), tenant: toTenant(found.tenant) };
 }

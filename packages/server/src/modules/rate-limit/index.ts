@@ -5,8 +5,9 @@ export {
   type Window,
 } from './rate-limit.service.js';
 
+import { LatchkeyError } from '../../errors/index.js';
 import type { RateLimits } from '../tenants/index.js';
-import type { Window } from './rate-limit.service.js';
+import type { Decision, Window } from './rate-limit.service.js';
 
 /** The two windows of a plan (reference section 8): requests per second and per minute. */
 export function planWindows(limits: RateLimits): Window[] {
@@ -14,4 +15,16 @@ export function planWindows(limits: RateLimits): Window[] {
     { name: 'second', quota: limits.rps, seconds: 1 },
     { name: 'minute', quota: limits.rpm, seconds: 60 },
   ];
+}
+
+/** The RateLimit-Policy and RateLimit headers of a decision (draft-ietf-httpapi-ratelimit-headers). */
+export function rateLimitHeaders(decision: Decision): Record<string, string> {
+  return { 'ratelimit-policy': decision.policyHeader, ratelimit: decision.stateHeader };
+}
+
+/** The 429 of a refused decision: Retry-After (RFC 9110 section 10.2.3) and the RateLimit headers. */
+export function rateLimited(decision: Decision, detail: string): LatchkeyError {
+  return new LatchkeyError('rate_limited', detail, {
+    headers: { 'retry-after': String(decision.retryAfter), ...rateLimitHeaders(decision) },
+  });
 }

@@ -1,6 +1,7 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { defaults } from '../../config/defaults.js';
+import { sha256Hex } from '../../crypto/hash.js';
 import type { Schema } from '../../storage/index.js';
 import { getUser, type User } from '../users/index.js';
 
@@ -8,7 +9,7 @@ import { getUser, type User } from '../users/index.js';
  * The hosted page's own sign-in, kept in a cookie on `{auth_url}`: a returning browser
  * goes straight back. Only the hash of the cookie value is stored.
  */
-const sha256 = (value: string) => createHash('sha256').update(value).digest('hex');
+const sha256 = sha256Hex;
 
 /** A new cookie value each time (no fixation). */
 export async function startBrowserSession(

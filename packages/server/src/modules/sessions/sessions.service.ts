@@ -1,9 +1,10 @@
-import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { SignJWT } from 'jose';
 import type { Kysely } from 'kysely';
 import type { InvalidationBus } from '../../cache/invalidation.js';
 import { TtlCache } from '../../cache/ttl-cache.js';
 import { defaults } from '../../config/defaults.js';
+import { sha256Hex } from '../../crypto/hash.js';
 import { LatchkeyError } from '../../errors/index.js';
 import { isUuid, type Schema, type SessionRow, type Tx, transact } from '../../storage/index.js';
 import type { Tenant } from '../tenants/index.js';
@@ -83,7 +84,7 @@ export function audienceOf(authUrl: string, tenant: Pick<Tenant, 'id' | 'audienc
   return tenant.audience ?? `${issuerOf(authUrl, tenant.id)}/api`;
 }
 
-const hashToken = (token: string) => createHash('sha256').update(token).digest('hex');
+const hashToken = sha256Hex;
 
 function toSession(row: SessionRow): Session {
   const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
@@ -331,9 +332,5 @@ export class Sessions {
     return state.active && state.userId === userId
       ? { email: state.email, roles: state.roles }
       : undefined;
-  }
-
-  async isActive(tenantId: string, sessionId: string, userId: string): Promise<boolean> {
-    return (await this.state(tenantId, sessionId, userId)) !== undefined;
   }
 }

@@ -3,6 +3,7 @@ import { exportJWK, generateKeyPair, importJWK, type JWK } from 'jose';
 import type { Kysely } from 'kysely';
 import type { InvalidationBus } from '../../cache/invalidation.js';
 import { TtlCache } from '../../cache/ttl-cache.js';
+import { defaults } from '../../config/defaults.js';
 import type { SecretBox } from '../../crypto/secret-box.js';
 import { LatchkeyError } from '../../errors/index.js';
 import type { Schema, SigningKeyRow } from '../../storage/index.js';
@@ -17,14 +18,14 @@ import {
 } from './signing-keys.repository.js';
 
 export const SIGNING_ALG = 'RS256';
-/** Tokens are accepted a little past `exp` on clocks that drift; keys outlive that too. */
-const RETIRED_KEY_GRACE_MS = 5 * 60_000;
+const { jwks, verifierCooldownSeconds } = defaults.signingKeys;
 /**
- * A rotated-in key is published this long before it signs: the JWKS max-age (60 s) plus
- * stale-while-revalidate (30 s) plus the refetch cooldown of common verifiers (jose: 30 s).
+ * A rotated-in key is published this long before it signs: the JWKS max-age plus
+ * stale-while-revalidate plus the refetch cooldown of common verifiers (120 s by default).
  * Sooner, a verifier holding a fresh copy of the old JWKS would refuse the new tokens.
  */
-export const DEFAULT_ACTIVATION_DELAY_SECONDS = 120;
+export const DEFAULT_ACTIVATION_DELAY_SECONDS =
+  jwks.maxAgeSeconds + jwks.staleWhileRevalidateSeconds + verifierCooldownSeconds;
 
 type Key = Exclude<Awaited<ReturnType<typeof importJWK>>, Uint8Array>;
 
@@ -50,8 +51,11 @@ export class SigningKeys {
   readonly #db: Kysely<Schema>;
   readonly #box: SecretBox;
   /** Keys never change once written, so caching them by kid is always safe. */
-  readonly #private = new TtlCache<Key>(60 * 60_000, 1000);
-  readonly #public = new TtlCache<{ key: Key; publishUntil: number | null }>(10 * 60_000, 10_000);
+  readonly #private = new TtlCache<Key>(defaults.signingKeys.privateCacheMs, 1000);
+  readonly #public = new TtlCache<{ key: Key; publishUntil: number | null }>(
+    defaults.signingKeys.publicCacheMs,
+    10_000,
+  );
   readonly #bus: InvalidationBus | undefined;
 
   constructor(db: Kysely<Schema>, box: SecretBox, bus?: InvalidationBus) {
@@ -184,7 +188,7 @@ export class SigningKeys {
       this.#db,
       tenantId,
       activatesAt,
-      activatesAt + tokenTtlSeconds * 1000 + RETIRED_KEY_GRACE_MS,
+      activatesAt + tokenTtlSeconds * 1000 + defaults.signingKeys.retiredGraceMs,
     );
     const row = await this.#create(tenantId, activatesAt);
     return {

@@ -2,6 +2,7 @@ import { createRemoteJWKSet, decodeJwt, jwtVerify } from 'jose';
 import * as oauth from 'oauth4webapi';
 import { socialDefaults } from '../../config/defaults.js';
 import type { SecretBox } from '../../crypto/secret-box.js';
+import type { RateLimitService } from '../rate-limit/index.js';
 import type { Tenant } from '../tenants/index.js';
 import { type LinkDeps, SocialRefusal } from './link.service.js';
 import {
@@ -36,6 +37,7 @@ async function unverifiedIdToken(response: Response): Promise<Record<string, unk
 
 export interface FlowDeps extends LinkDeps {
   box: SecretBox;
+  limiter: RateLimitService;
   authUrl: string;
   /** LATCHKEY_PROVIDER_ENDPOINTS: server configuration only, never a tenant's. */
   providerEndpoints: Readonly<Record<string, Readonly<Record<string, string>>>>;
@@ -122,13 +124,22 @@ export async function authorizationOrigin(
   }
 }
 
-/** Starts a flow: PKCE, state, nonce; returns where to send the browser and the state. */
+/**
+ * Starts a flow: PKCE, state, nonce; returns where to send the browser and the state.
+ * Each start writes a row, so one client address may start only so many per window.
+ */
 export async function startFlow(
   deps: FlowDeps,
   tenant: Tenant,
   provider: ProviderId,
-  hostedQuery: string,
+  input: { hostedQuery: string; ip: string },
 ): Promise<{ url: string; state: string }> {
+  const { quota, windowSeconds } = socialDefaults.startsPerAddress;
+  const allowed = await deps.limiter.consume(`oauth-start:${input.ip}`, [
+    { name: 'oauth-start', quota, seconds: windowSeconds },
+  ]);
+  if (!allowed.allowed)
+    throw new SocialRefusal('Too many sign-in attempts from this address; try again later.');
   const creds = await credentials(deps, tenant, provider);
   let as: oauth.AuthorizationServer;
   try {
@@ -154,7 +165,7 @@ export async function startFlow(
       provider,
       nonce,
       code_verifier: verifier,
-      hosted_query: hostedQuery,
+      hosted_query: input.hostedQuery,
       created_at: now,
       expires_at: now + socialDefaults.flowLifetimeSeconds * 1000,
       used_at: null,

@@ -12,9 +12,10 @@ export {
   type Identity,
   type LinkDeps,
   linkIdentity,
+  retryingRace,
   SocialRefusal,
   unlinkIdentity,
-  userForProfile,
+  userForProfileIn,
 } from './link.service.js';
 export { type ProfileOutcome, previewProfile } from './preview.js';
 export {

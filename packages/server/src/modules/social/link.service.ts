@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { InvalidationBus } from '../../cache/invalidation.js';
 import { LatchkeyError } from '../../errors/index.js';
-import { isUniqueViolation, type Schema, transact } from '../../storage/index.js';
+import { isUniqueViolation, type Schema, type Tx, transact } from '../../storage/index.js';
 import type { Tenant } from '../tenants/index.js';
 import {
   applyUserUpdate,
@@ -115,22 +115,23 @@ async function addIdentity(
 }
 
 /**
- * The linking policy (README "Social sign-in"):
+ * The linking policy (README "Social sign-in"), within the caller's transaction:
  * 1. A known identity (provider, issuer, subject) signs its user in.
  * 2. A new identity joins an existing user only when the provider vouches for the e-mail
  *    address, and never a password account whose address is unverified: whoever created
  *    that account may not own the address (account pre-hijacking).
  * 3. Otherwise a new user is made, unless its address is taken, or the tenant needs a
  *    verified address the provider does not give.
- * Every new identity and every link is recorded in audit_events.
+ * Every new identity and every link is recorded in audit_events. A parallel sign-in that
+ * wrote the same user or identity first makes this fail: see `retryingRace`.
  */
-export async function userForProfile(
-  deps: LinkDeps,
+export async function userForProfileIn(
+  tx: Tx,
   tenant: Tenant,
   provider: ProviderId,
   profile: Profile,
 ): Promise<User> {
-  const { db } = deps;
+  const { db } = tx;
   const name = PROVIDERS[provider].name;
   const known = await findIdentity(db, tenant.id, provider, profile);
   if (known) {
@@ -158,13 +159,7 @@ export async function userForProfile(
       );
     }
     if (existing.disabled) throw new SocialRefusal('This account is disabled.');
-    try {
-      await linkIdentity(deps, tenant.id, existing.id, provider, profile);
-    } catch (error) {
-      // Linked a moment ago by a parallel sign-in: that identity now signs the user in.
-      if (!(error instanceof LatchkeyError && error.code === 'conflict')) throw error;
-      return userForProfile(deps, tenant, provider, profile);
-    }
+    await linkIdentityIn(tx, tenant.id, existing.id, provider, profile);
     return existing;
   }
   if (tenant.requireEmailVerification && !profile.emailVerified) {
@@ -172,35 +167,63 @@ export async function userForProfile(
       `This application needs a verified e-mail address, which ${name} does not confirm.`,
     );
   }
+  let user: User;
   try {
-    // The user, the identity and the record of it: all or nothing.
-    return await db.transaction().execute(async (trx) => {
-      const user = await createUserWithoutPassword(trx, tenant, {
-        email: profile.email as string,
-        name: profile.name,
-        emailVerified: profile.emailVerified,
-      });
-      await addIdentity(trx, tenant.id, user.id, provider, profile);
-      await audit(trx, tenant.id, user.id, 'identity_created', {
-        provider,
-        issuer: profile.issuer,
-        subject: profile.subject,
-        newUser: true,
-      });
-      return user;
+    user = await createUserWithoutPassword(db, tenant, {
+      email: profile.email,
+      name: profile.name,
+      emailVerified: profile.emailVerified,
     });
   } catch (error) {
     if (error instanceof LatchkeyError && error.code === 'validation_failed') {
       throw new SocialRefusal(`${name} gave an e-mail address this application cannot accept.`);
     }
-    if (
-      (error instanceof LatchkeyError && error.code === 'email_taken') ||
-      isUniqueViolation(error)
-    ) {
-      return userForProfile(deps, tenant, provider, profile);
-    }
     throw error;
   }
+  await addIdentity(db, tenant.id, user.id, provider, profile);
+  await audit(db, tenant.id, user.id, 'identity_created', {
+    provider,
+    issuer: profile.issuer,
+    subject: profile.subject,
+    newUser: true,
+  });
+  return user;
+}
+
+/**
+ * Runs a workflow around `userForProfileIn` once more when a parallel sign-in wrote the
+ * same identity or address first (its transaction is spoilt, and PostgreSQL refuses any
+ * further statement in it): the second run finds that identity or user.
+ */
+export async function retryingRace<T>(run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (error) {
+    const raced =
+      isUniqueViolation(error) || (error instanceof LatchkeyError && error.code === 'email_taken');
+    if (!raced) throw error;
+    return run();
+  }
+}
+
+/** The writes of `linkIdentity`, within the caller's transaction. */
+export async function linkIdentityIn(
+  tx: Tx,
+  tenantId: string,
+  userId: string,
+  provider: ProviderId,
+  profile: Profile,
+): Promise<Identity> {
+  // Identities are part of the user: whatever is cached about the user is stale now.
+  tx.invalidate(`user:${userId}`);
+  await getUser(tx.db, tenantId, userId);
+  const added = await addIdentity(tx.db, tenantId, userId, provider, profile);
+  await audit(tx.db, tenantId, userId, 'identity_linked', {
+    provider,
+    issuer: profile.issuer,
+    subject: profile.subject,
+  });
+  return added;
 }
 
 /**
@@ -216,18 +239,9 @@ export async function linkIdentity(
   profile: Profile,
 ): Promise<Identity> {
   try {
-    // Identities are part of the user: whatever is cached about the user is stale now.
-    return await transact(deps.db, deps.bus, async ({ db: trx, invalidate }) => {
-      invalidate(`user:${userId}`);
-      await getUser(trx, tenantId, userId);
-      const added = await addIdentity(trx, tenantId, userId, provider, profile);
-      await audit(trx, tenantId, userId, 'identity_linked', {
-        provider,
-        issuer: profile.issuer,
-        subject: profile.subject,
-      });
-      return added;
-    });
+    return await transact(deps.db, deps.bus, (tx) =>
+      linkIdentityIn(tx, tenantId, userId, provider, profile),
+    );
   } catch (error) {
     if (!isUniqueViolation(error)) throw error;
     throw new LatchkeyError(

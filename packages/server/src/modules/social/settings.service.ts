@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import { socialDefaults } from '../../config/defaults.js';
 import type { SecretBox } from '../../crypto/secret-box.js';
 import { type FieldError, LatchkeyError, validationFailed } from '../../errors/index.js';
 import type { ProviderSettingsRow, Schema } from '../../storage/index.js';
@@ -83,7 +84,7 @@ export async function setProvider(
     .executeTakeFirst();
   const errors: FieldError[] = [];
   const clientId = input.clientId ?? existing?.client_id;
-  if (!clientId || clientId.length > 512)
+  if (!clientId || clientId.length > socialDefaults.clientIdMaxLength)
     errors.push({
       path: '/clientId',
       code: 'client_id_invalid',
@@ -107,7 +108,8 @@ export async function setProvider(
       : await box.seal(secret, 'provider-secret', subject(tenantId, provider));
   if ((input.enabled ?? existing?.enabled === 1) && !sealed) {
     errors.push({
-      path: '/clientSecret',
+      // Apple's secret is its private key: point at the field the caller has to fill.
+      path: `/${rules.secretField}`,
       code: 'client_secret_required',
       message: 'a secret is needed before the provider can be enabled',
     });

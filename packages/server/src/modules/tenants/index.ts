@@ -1,6 +1,7 @@
 export {
   createTenant,
   getTenant,
+  isAllowedOrigin,
   listTenants,
   type RateLimits,
   schemeProblem,

@@ -8,7 +8,13 @@ import {
   type Plan,
 } from '../../config/defaults.js';
 import { type FieldError, LatchkeyError, validationFailed } from '../../errors/index.js';
-import type { Schema, TenantRow, TenantUpdate } from '../../storage/index.js';
+import {
+  type Publisher,
+  type Schema,
+  type TenantRow,
+  type TenantUpdate,
+  transact,
+} from '../../storage/index.js';
 import { findTenant, insertTenant, listTenantRows, updateTenantRow } from './tenants.repository.js';
 
 export interface RateLimits {
@@ -87,6 +93,11 @@ export function schemeProblem(url: URL, environment: Environment): string | null
   if (environment !== 'development') return 'http is allowed only on development tenants';
   if (!LOOPBACK_HOSTS.has(url.hostname)) return 'http is allowed only for localhost and 127.0.0.1';
   return null;
+}
+
+/** Whether `origin` (an Origin header, or a redirect URL's origin) is one of the tenant's. */
+export function isAllowedOrigin(tenant: Pick<Tenant, 'allowedOrigins'>, origin: string): boolean {
+  return tenant.allowedOrigins.includes(origin);
 }
 
 /** An allowed origin is an exact origin (scheme, host, port; no path) that passes the scheme rule. */
@@ -203,8 +214,9 @@ function validateInput(input: TenantInput, environment: Environment, creating: b
  * it byte for byte, so spaces and control characters are refused too.
  */
 function checkAudience(audience: string): string | null {
-  if (audience.length > 256 || !/^[\x21-\x7e]+$/.test(audience))
-    return 'audience must be 1 to 256 printable characters without spaces';
+  const max = defaults.tenants.audienceMaxLength;
+  if (audience.length > max || !/^[\x21-\x7e]+$/.test(audience))
+    return `audience must be 1 to ${max} printable characters without spaces`;
   if (audience.includes(':') && !URL.canParse(audience))
     return 'an audience with ":" must be an absolute URI, e.g. https://api.example.com';
   return null;
@@ -248,37 +260,42 @@ export async function listTenants(db: Kysely<Schema>): Promise<Tenant[]> {
   return (await listTenantRows(db)).map(toTenant);
 }
 
+/** Changes a tenant; every instance's key cache (which holds tenants) forgets it on commit. */
 export async function updateTenant(
-  db: Kysely<Schema>,
+  deps: { db: Kysely<Schema>; bus: Publisher },
   id: string,
   input: Omit<TenantInput, 'environment'>,
 ): Promise<Tenant> {
-  const current = await getTenant(db, id);
-  const plan = input.plan ?? current.plan;
-  validateInput(
-    { ...input, plan: input.plan ?? (input.rps || input.rpm ? plan : undefined) },
-    current.environment,
-    false,
-  );
-  const update: TenantUpdate = { updated_at: Date.now() };
-  if (input.name !== undefined) update.name = input.name.trim();
-  if (input.plan !== undefined) update.plan = input.plan;
-  if (plan !== 'enterprise') {
-    update.rate_rps = null;
-    update.rate_rpm = null;
-  }
-  if (input.rps !== undefined) update.rate_rps = input.rps;
-  if (input.rpm !== undefined) update.rate_rpm = input.rpm;
-  if (input.allowedOrigins !== undefined)
-    update.allowed_origins = JSON.stringify(normaliseOrigins(input.allowedOrigins));
-  if (input.requireEmailVerification !== undefined)
-    update.require_email_verification = input.requireEmailVerification ? 1 : 0;
-  if (input.accessTokenTtl !== undefined) update.access_token_ttl = input.accessTokenTtl;
-  if (input.passwordEnabled !== undefined) update.password_enabled = input.passwordEnabled ? 1 : 0;
-  if (input.logoUrl !== undefined) update.logo_url = input.logoUrl || null;
-  if (input.primaryColor !== undefined)
-    update.primary_color = input.primaryColor?.toLowerCase() || null;
-  if (input.audience !== undefined) update.audience = input.audience || null;
-  await updateTenantRow(db, id, update);
-  return getTenant(db, id);
+  return transact(deps.db, deps.bus, async ({ db, invalidate }) => {
+    const current = await getTenant(db, id);
+    const plan = input.plan ?? current.plan;
+    validateInput(
+      { ...input, plan: input.plan ?? (input.rps || input.rpm ? plan : undefined) },
+      current.environment,
+      false,
+    );
+    const update: TenantUpdate = { updated_at: Date.now() };
+    if (input.name !== undefined) update.name = input.name.trim();
+    if (input.plan !== undefined) update.plan = input.plan;
+    if (plan !== 'enterprise') {
+      update.rate_rps = null;
+      update.rate_rpm = null;
+    }
+    if (input.rps !== undefined) update.rate_rps = input.rps;
+    if (input.rpm !== undefined) update.rate_rpm = input.rpm;
+    if (input.allowedOrigins !== undefined)
+      update.allowed_origins = JSON.stringify(normaliseOrigins(input.allowedOrigins));
+    if (input.requireEmailVerification !== undefined)
+      update.require_email_verification = input.requireEmailVerification ? 1 : 0;
+    if (input.accessTokenTtl !== undefined) update.access_token_ttl = input.accessTokenTtl;
+    if (input.passwordEnabled !== undefined)
+      update.password_enabled = input.passwordEnabled ? 1 : 0;
+    if (input.logoUrl !== undefined) update.logo_url = input.logoUrl || null;
+    if (input.primaryColor !== undefined)
+      update.primary_color = input.primaryColor?.toLowerCase() || null;
+    if (input.audience !== undefined) update.audience = input.audience || null;
+    await updateTenantRow(db, id, update);
+    invalidate(`tenant:${id}`);
+    return getTenant(db, id);
+  });
 }

@@ -7,6 +7,8 @@
  * to `å`; none of them round-trips, so each stays itself. No Unicode normalisation is
  * applied, so NFC and NFD spellings, full-width forms and dotless `ı` remain distinct.
  */
+import { defaults } from '../../config/defaults.js';
+
 export function emailKey(email: string): string {
   let key = '';
   for (const ch of email) {
@@ -28,7 +30,7 @@ const LABEL = /^(?!-)[\p{L}\p{M}\p{N}-]{1,63}(?<!-)$/u;
  */
 export function isValidEmail(email: string): boolean {
   if (!email.isWellFormed() || INVISIBLE.test(email)) return false;
-  if (utf8.encode(email).length > 254) return false;
+  if (utf8.encode(email).length > defaults.email.maxLength) return false;
   const at = email.lastIndexOf('@');
   if (at <= 0 || at === email.length - 1) return false;
   const local = email.slice(0, at);

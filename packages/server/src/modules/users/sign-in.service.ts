@@ -3,14 +3,17 @@ import type { SignInFailurePolicy } from '../../config/defaults.js';
 import { LatchkeyError } from '../../errors/index.js';
 import type { Schema } from '../../storage/index.js';
 import { recordAudit } from '../audit/index.js';
-import type { RateLimitService, Window } from '../rate-limit/index.js';
+import { type RateLimitService, rateLimited, type Window } from '../rate-limit/index.js';
 import type { Tenant } from '../tenants/index.js';
 import { emailKey } from './email.js';
 import type { PasswordHasher } from './password.js';
 import { toUser, type User } from './users.admin.js';
 import { findUserByEmailKey } from './users.repository.js';
 
-export type SignInPolicy = SignInFailurePolicy;
+export type SignInPolicy = SignInFailurePolicy & {
+  /** How a slowed attempt waits (setTimeout); a test records the waits instead. */
+  wait?: (ms: number) => Promise<void>;
+};
 
 export interface SignInDeps {
   db: Kysely<Schema>;
@@ -62,21 +65,12 @@ export async function verifyCredentials(
   ]);
   const refused = [account, address].find((d) => d && !d.allowed);
   if (refused) {
-    throw new LatchkeyError(
-      'rate_limited',
-      `Too many failed sign-ins; retry after ${refused.retryAfter} s`,
-      {
-        headers: {
-          'retry-after': String(refused.retryAfter),
-          'ratelimit-policy': refused.policyHeader,
-          ratelimit: refused.stateHeader,
-        },
-      },
-    );
+    throw rateLimited(refused, `Too many failed sign-ins; retry after ${refused.retryAfter} s`);
   }
   const earlier = (account.consumed[0] ?? 1) - 1;
   const over = earlier - policy.account.slowAfter;
-  if (over >= 0) await sleepFor(Math.min((over + 1) * policy.slowStepMs, policy.slowMaxMs));
+  if (over >= 0)
+    await (policy.wait ?? sleepFor)(Math.min((over + 1) * policy.slowStepMs, policy.slowMaxMs));
 
   const row = await findUserByEmailKey(deps.db, tenant.id, key);
   dummyHash ??= deps.hasher.hash('latchkey timing equaliser');

@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import { defaults } from '../../config/defaults.js';
 import { type FieldError, LatchkeyError, validationFailed } from '../../errors/index.js';
 import {
   isUuid,
@@ -75,7 +76,7 @@ export async function listUsers(
   tenantId: string,
   input: ListUsersInput,
 ): Promise<{ data: User[]; nextCursor: string | null }> {
-  const limit = input.limit ?? 20;
+  const limit = input.limit ?? defaults.users.pageSize;
   const rows = await listUserRows(db, tenantId, {
     emailKey: input.email === undefined ? undefined : emailKey(input.email.trim()),
     after: input.cursor ? decodeCursor(input.cursor) : undefined,
@@ -99,7 +100,8 @@ export interface UpdateUserInput {
   disabled?: boolean;
 }
 
-const ROLE = /^[A-Za-z0-9_.:-]{1,64}$/;
+const ROLE_MAX = defaults.users.roles.maxLength;
+const ROLE = new RegExp(`^[A-Za-z0-9_.:-]{1,${ROLE_MAX}}$`);
 
 /**
  * Checks and writes a change to a user, within the caller's transaction (the workflow
@@ -122,7 +124,7 @@ export async function applyUserUpdate(
       errors.push({
         path: `/roles/${i}`,
         code: 'roles_invalid',
-        message: 'a role is 1 to 64 of A-Z a-z 0-9 _ . : -',
+        message: `a role is 1 to ${ROLE_MAX} of A-Z a-z 0-9 _ . : -`,
       });
     }
   });

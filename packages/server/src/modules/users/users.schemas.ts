@@ -1,23 +1,24 @@
 import { Type } from 'typebox';
 import { defaults } from '../../config/defaults.js';
 
-export const METADATA_MAX_BYTES = 8 * 1024;
-export const NAME_MAX_LENGTH = 200;
+export const METADATA_MAX_BYTES = defaults.users.metadata.maxBytes;
+export const NAME_MAX_LENGTH = defaults.users.nameMaxLength;
+const { maxKeys, keyMaxLength } = defaults.users.metadata;
 const FORBIDDEN_KEYS = ['__proto__', 'constructor', 'prototype'];
 
 /** The metadata rule of sign-up and of a user update (checkMetadata adds size and depth). */
 export const Metadata = (what: string) =>
   Type.Record(Type.String(), Type.Unknown(), {
-    maxProperties: 50,
-    propertyNames: { minLength: 1, maxLength: 64, not: { enum: FORBIDDEN_KEYS } },
-    description: `${what}: at most 50 keys of 1 to 64 characters (not ${FORBIDDEN_KEYS.join(', ')}), ${METADATA_MAX_BYTES} bytes serialised.`,
+    maxProperties: maxKeys,
+    propertyNames: { minLength: 1, maxLength: keyMaxLength, not: { enum: FORBIDDEN_KEYS } },
+    description: `${what}: at most ${maxKeys} keys of 1 to ${keyMaxLength} characters (not ${FORBIDDEN_KEYS.join(', ')}), ${METADATA_MAX_BYTES} bytes serialised.`,
   });
 
 export const SignUpBody = Type.Object(
   {
     email: Type.String({
       format: 'email',
-      maxLength: 254,
+      maxLength: defaults.email.maxLength,
       description: 'Trimmed; matched case-insensitively within the tenant.',
       examples: ['ada@example.com'],
     }),

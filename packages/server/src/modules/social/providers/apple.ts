@@ -1,5 +1,6 @@
 import { importPKCS8, SignJWT } from 'jose';
 import * as oauth from 'oauth4webapi';
+import { socialDefaults } from '../../../config/defaults.js';
 import { singleIssuer, str } from './shared.js';
 import { defineProvider, type SettingRule } from './types.js';
 
@@ -49,7 +50,7 @@ export const apple = defineProvider({
       .setSubject(credentials.clientId)
       .setAudience(audience)
       .setIssuedAt()
-      .setExpirationTime('5m')
+      .setExpirationTime(`${socialDefaults.appleClientSecretSeconds}s`)
       .sign(key);
     return oauth.ClientSecretPost(secret);
   },
