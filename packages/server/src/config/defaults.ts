@@ -91,7 +91,34 @@ export const defaults = {
   signInFailures,
   /** Largest token the introspection endpoint reads; anything longer is inactive. */
   maxTokenLength: 8192,
-  redisConnectTimeoutMs: 2000,
+  /**
+   * A deadline on every awaited I/O: a dependency that hangs must look like one that is
+   * down (README "Operating Latchkey"), never hold requests or a shutdown for ever.
+   */
+  timeouts: {
+    /** Redis: a connection attempt, and a command without an answer (ioredis commandTimeout). */
+    redisConnectMs: 2000,
+    redisCommandMs: 500,
+    /**
+     * Redis is pinged this often; a ping unanswered within redisCommandMs marks it down, and
+     * while down rate limits count in memory and caches stop trusting the invalidation bus.
+     */
+    redisProbeMs: 1000,
+    /** PostgreSQL: a new connection (pg connectionTimeoutMillis). */
+    pgConnectMs: 2000,
+    /** PostgreSQL: a statement on the server (statement_timeout). */
+    pgStatementMs: 5000,
+    /** PostgreSQL: an answer on the client side (pg query_timeout): a hung network. */
+    pgQueryMs: 6000,
+    /** PostgreSQL: a transaction left idle is ended by the server. */
+    pgIdleInTransactionMs: 10_000,
+    /** PostgreSQL: an idle pooled connection is closed after this. */
+    pgIdleMs: 30_000,
+    /** /readyz: each dependency's ping, so that the answer comes within a second. */
+    readinessMs: 800,
+    /** SIGTERM/SIGINT: requests in flight get this long, then the process exits anyway. */
+    shutdownMs: 10_000,
+  },
 } as const;
 
 export type Plan = keyof typeof defaults.plans;

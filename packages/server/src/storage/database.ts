@@ -4,6 +4,7 @@ import { dirname, resolve } from 'node:path';
 import type SQLiteType from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import type pgType from 'pg';
+import { defaults } from '../config/defaults.js';
 import type { Schema } from './schema.js';
 
 // Each driver is loaded only when its database is used: a SQLite deployment never pays
@@ -89,13 +90,44 @@ function openPostgres(url: string, options: OpenOptions): Pick<Database, 'db' | 
         ? (value: string) => Number(value)
         : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
   };
-  const pool = new pg.Pool({ connectionString: url, max: options.poolSize ?? 10, types });
+  const t = defaults.timeouts;
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: options.poolSize ?? 10,
+    types,
+    // A PostgreSQL that hangs (a frozen network, a stuck server) fails each step in
+    // bounded time instead of holding requests, readiness and shutdown.
+    connectionTimeoutMillis: t.pgConnectMs,
+    query_timeout: t.pgQueryMs,
+    statement_timeout: t.pgStatementMs,
+    idle_in_transaction_session_timeout: t.pgIdleInTransactionMs,
+    idleTimeoutMillis: t.pgIdleMs,
+    keepAlive: true,
+  });
   // An idle client that loses its connection must not crash the process.
   pool.on('error', () => {});
   return {
     db: new Kysely<Schema>({ dialect: new PostgresDialect({ pool }) }),
     dialect: 'postgres',
   };
+}
+
+/**
+ * True when `error` says the database did not answer in time or could not be reached:
+ * a client may retry later (503), nothing is wrong with its request.
+ */
+export function isDatabaseUnavailable(error: unknown): boolean {
+  if (typeof error !== 'object' || error === null) return false;
+  const { code, message } = error as { code?: unknown; message?: unknown };
+  // 57014: statement_timeout; 57P01..57P03: the server is shutting down or starting.
+  if (code === '57014' || code === '57P01' || code === '57P02' || code === '57P03') return true;
+  if (code === 'ECONNREFUSED' || code === 'ECONNRESET' || code === 'SQLITE_BUSY') return true;
+  return (
+    typeof message === 'string' &&
+    /^(Query read timeout|timeout exceeded when trying to connect|Connection terminated)/.test(
+      message,
+    )
+  );
 }
 
 /** True when `error` is a unique-constraint violation on either database. */

@@ -1,5 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
+import { withDeadline } from '../../async/deadline.js';
+import { defaults } from '../../config/defaults.js';
 import type { AppContext } from '../context.js';
 
 const Health = Type.Object({ status: Type.String() });
@@ -35,17 +37,16 @@ export function operationsRoutes(app: FastifyInstance, ctx: AppContext) {
       },
     },
     async (_request, reply) => {
-      const [database, redis] = await Promise.all([
-        ctx.database.ping().then(
+      // A dependency that hangs is as unready as one that is down, and says so in time.
+      const check = (ping: () => Promise<unknown>, what: string) =>
+        withDeadline(ping(), defaults.timeouts.readinessMs, what).then(
           () => 'ok',
           () => 'unreachable',
-        ),
-        ctx.redis
-          ? ctx.redis.ping().then(
-              () => 'ok',
-              () => 'unreachable',
-            )
-          : Promise.resolve('not configured'),
+        );
+      const { redis: client } = ctx;
+      const [database, redis] = await Promise.all([
+        check(() => ctx.database.ping(), 'database ping'),
+        client ? check(() => client.ping(), 'Redis ping') : Promise.resolve('not configured'),
       ]);
       const ready = database === 'ok' && redis !== 'unreachable';
       return reply
