@@ -168,7 +168,9 @@ export async function redeemCode(
   // Checked before the code is claimed, so that a wrong guess cannot burn it for its owner.
   const challenge = createHash('sha256').update(input.codeVerifier).digest('base64url');
   if (challenge !== row.code_challenge || row.expires_at <= Date.now()) return undefined;
-  const opened = await transact(deps.db, deps.bus, async (tx) => {
+  const signer = await deps.sessions.signer(tenant);
+  // Signed before the commit: a code is never used up without its tokens being handed out.
+  return transact(deps.db, deps.bus, async (tx) => {
     const claimed = await tx.db
       .updateTable('auth_codes')
       .set({ used_at: Date.now() })
@@ -180,7 +182,7 @@ export async function redeemCode(
       await deps.sessions.revokeIn(tx, tenant.id, { sessionId: row.session_id }, 'code_reused');
       return undefined;
     }
-    return deps.sessions.continueIn(tx, tenant, row.session_id);
+    const opened = await deps.sessions.continueIn(tx, tenant, row.session_id);
+    return opened && deps.sessions.tokens(tenant, opened, signer);
   });
-  return opened && deps.sessions.tokens(tenant, opened);
 }

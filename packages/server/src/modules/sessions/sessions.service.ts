@@ -39,6 +39,9 @@ export interface OpenedSession {
   user: User;
 }
 
+/** A tenant's signing key, ready to sign. */
+export type Signer = Awaited<ReturnType<SigningKeys['active']>>;
+
 export interface Session {
   id: string;
   userId: string;
@@ -117,8 +120,22 @@ export class Sessions {
     });
   }
 
-  async #accessToken(tenant: Tenant, user: User, sessionId: string): Promise<string> {
-    const { kid, key } = await this.#deps.signingKeys.active(tenant.id);
+  /**
+   * The tenant's signing key, fetched before a workflow claims anything: signing inside
+   * the transaction then needs no more I/O, so a refresh token or code is never used up
+   * by a transaction whose tokens could not be signed (the retry would look like theft).
+   */
+  async signer(tenant: Tenant): Promise<Signer> {
+    return this.#deps.signingKeys.active(tenant.id);
+  }
+
+  async #accessToken(
+    tenant: Tenant,
+    user: User,
+    sessionId: string,
+    signer?: Signer,
+  ): Promise<string> {
+    const { kid, key } = signer ?? (await this.#deps.signingKeys.active(tenant.id));
     // RFC 9068 section 2.1: typ "at+jwt"; RFC 8725 section 3.1: one algorithm, pinned.
     // Section 2.2's client_id: every app of a tenant is one client, named by the tenant id
     // (the id that also authenticates introspection, RFC 7662 section 2.1).
@@ -196,10 +213,13 @@ export class Sessions {
     return { sessionId: row.id, refreshToken, user };
   }
 
-  /** Signs the access token of a session a committed transaction opened or continued. */
-  async tokens(tenant: Tenant, opened: OpenedSession): Promise<TokenSet> {
+  /**
+   * Signs the access token of a session a transaction opened or continued: after the
+   * commit, or within the transaction with a `signer` fetched before it.
+   */
+  async tokens(tenant: Tenant, opened: OpenedSession, signer?: Signer): Promise<TokenSet> {
     return {
-      accessToken: await this.#accessToken(tenant, opened.user, opened.sessionId),
+      accessToken: await this.#accessToken(tenant, opened.user, opened.sessionId, signer),
       tokenType: 'Bearer',
       expiresIn: tenant.accessTokenTtl,
       refreshToken: opened.refreshToken,
@@ -213,6 +233,7 @@ export class Sessions {
    */
   async refresh(tenant: Tenant, refreshToken: string): Promise<TokenSet & { user: User }> {
     const hash = hashToken(refreshToken);
+    const signer = await this.signer(tenant);
     // A refusal is returned, not thrown, so that the reuse revocation commits.
     const outcome = await transact(this.#deps.db, this.#deps.bus, async (tx) => {
       const found = await findRefreshToken(tx.db, tenant.id, hash);
@@ -237,10 +258,11 @@ export class Sessions {
         found.session_id,
         found.session_expires_at,
       );
-      return { sessionId: found.session_id, refreshToken: next, user };
+      const opened = { sessionId: found.session_id, refreshToken: next, user };
+      return { ...(await this.tokens(tenant, opened, signer)), user };
     });
     if (typeof outcome === 'string') throw invalidGrant(outcome);
-    return { ...(await this.tokens(tenant, outcome)), user: outcome.user };
+    return outcome;
   }
 
   /** Ends the session of a refresh token; nothing happens for an unknown one (RFC 7009 section 2.2). */
