@@ -279,6 +279,7 @@ describe.each(DIALECTS)('hosted pages over HTTP on %s', (dialect) => {
         headers: {
           'content-type': 'application/json',
           'x-latchkey-publishable-key': t.publishableKey,
+          origin: ORIGIN,
         },
         body: JSON.stringify({ grant_type: 'refresh_token', refresh_token: 'lkr_junk' }),
       });

@@ -106,7 +106,12 @@ export function clientRoutes(server: FastifyInstance, ctx: AppContext) {
     async (request, reply) => {
       const { tenant } = await requirePublishableKey(ctx, request);
       const origin = request.headers.origin;
-      if (origin !== undefined && !tenant.allowedOrigins.includes(origin)) {
+      // Browsers send Origin on every cross-origin POST (Fetch standard, "serializing a
+      // request origin"); a request without one is no browser's and gets nothing here.
+      if (origin === undefined) {
+        throw new LatchkeyError('forbidden', 'Send the Origin of the page (browsers do)');
+      }
+      if (!tenant.allowedOrigins.includes(origin)) {
         throw new LatchkeyError('forbidden', `${origin} is not an allowed origin of this tenant`);
       }
       cors(reply, origin);
@@ -142,7 +147,7 @@ export function clientRoutes(server: FastifyInstance, ctx: AppContext) {
         return tokens;
       }
       if (!body.refresh_token) throw new LatchkeyError('invalid_request', 'Send refresh_token');
-      return ctx.sessions.refresh(tenant, body.refresh_token);
+      return ctx.sessions.refresh(tenant, body.refresh_token, 'browser');
     },
   );
 }

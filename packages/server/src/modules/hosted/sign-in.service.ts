@@ -50,7 +50,10 @@ async function openBrowserIn(
 ): Promise<OpenedBrowser> {
   if (meta.previousCookie) await endBrowserSession(tx.db, meta.previousCookie);
   const cookie = await startBrowserSession(tx.db, h.tenant.id, user.id);
-  const opened = await deps.sessions.openIn(tx, h.tenant, user, { ip: meta.ip });
+  const opened = await deps.sessions.openIn(tx, h.tenant, user, {
+    channel: 'browser',
+    ip: meta.ip,
+  });
   if (h.codeChallenge === undefined) return { opened, cookie, code: undefined };
   const code = randomBytes(32).toString('base64url');
   const now = Date.now();

@@ -42,6 +42,7 @@ export async function signIn(
   const user = await verifyCredentials(deps, tenant, input);
   const opened = await transact(deps.db, deps.bus, (tx) =>
     deps.sessions.openIn(tx, tenant, user, {
+      channel: 'server',
       ip: input.sessionIp ?? input.ip,
       userAgent: input.userAgent,
     }),

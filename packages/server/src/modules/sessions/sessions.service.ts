@@ -5,7 +5,14 @@ import type { InvalidationBus } from '../../cache/invalidation.js';
 import { TtlCache } from '../../cache/ttl-cache.js';
 import { defaults } from '../../config/defaults.js';
 import { LatchkeyError } from '../../errors/index.js';
-import { isUuid, type Schema, type SessionRow, type Tx, transact } from '../../storage/index.js';
+import {
+  isUuid,
+  type Schema,
+  type SessionChannel,
+  type SessionRow,
+  type Tx,
+  transact,
+} from '../../storage/index.js';
 import type { Tenant } from '../tenants/index.js';
 import { getUser, type User } from '../users/index.js';
 import {
@@ -183,7 +190,7 @@ export class Sessions {
     tx: Tx,
     tenant: Tenant,
     user: User,
-    meta: { ip?: string | undefined; userAgent?: string | undefined } = {},
+    meta: { channel: SessionChannel; ip?: string | undefined; userAgent?: string | undefined },
   ): Promise<OpenedSession> {
     const now = Date.now();
     const row: SessionRow = {
@@ -197,6 +204,7 @@ export class Sessions {
       revoked_reason: null,
       ip: meta.ip ?? null,
       user_agent: meta.userAgent?.slice(0, defaults.sessions.userAgentMaxLength) ?? null,
+      channel: meta.channel,
     };
     await insertSession(tx.db, row);
     const refreshToken = await this.#newRefreshToken(tx.db, tenant.id, row.id, row.expires_at);
@@ -229,15 +237,22 @@ export class Sessions {
 
   /**
    * Rotates a refresh token (RFC 9700 section 4.14.2): each one works once; presenting a
-   * used one again means it was copied, so the whole session is revoked.
+   * used one again means it was copied, so the whole session is revoked. A token works
+   * only on the channel it was issued to (a server's token is no browser's).
    */
-  async refresh(tenant: Tenant, refreshToken: string): Promise<TokenSet & { user: User }> {
+  async refresh(
+    tenant: Tenant,
+    refreshToken: string,
+    channel: SessionChannel,
+  ): Promise<TokenSet & { user: User }> {
     const hash = hashToken(refreshToken);
     const signer = await this.signer(tenant);
     // A refusal is returned, not thrown, so that the reuse revocation commits.
     const outcome = await transact(this.#deps.db, this.#deps.bus, async (tx) => {
       const found = await findRefreshToken(tx.db, tenant.id, hash);
       if (!found) return 'The refresh token is not valid';
+      // Refused before it is claimed: presenting it on the wrong channel burns nothing.
+      if (found.channel !== channel) return 'The refresh token was not issued to this client';
       const now = Date.now();
       if (found.used_at !== null || !(await markRefreshTokenUsed(tx.db, hash, now))) {
         await this.revokeIn(tx, tenant.id, { sessionId: found.session_id }, 'refresh_token_reused');

@@ -5,6 +5,7 @@ import { sessions } from './002-sessions.js';
 import { hosted } from './003-hosted.js';
 import { social } from './004-social.js';
 import { tokenAudience } from './005-token-audience.js';
+import { sessionChannel } from './006-session-channel.js';
 
 /** One ordered set of migrations serves SQLite and PostgreSQL alike. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -13,6 +14,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '003-hosted': hosted,
   '004-social': social,
   '005-token-audience': tokenAudience,
+  '006-session-channel': sessionChannel,
 };
 
 /**
