@@ -296,6 +296,41 @@ describe('verifyToken against the real service', () => {
     expect(await jwksFetches()).toBe(fetchesAtStart + 2);
   });
 
+  it('stops trusting a revoked signing key within a minute, and keeps its set through a hiccup', async () => {
+    const tenant = await service.tenant();
+    const before = await service.session(tenant);
+    let reachable = true;
+    const latchkey = service.client(tenant, {
+      fetch: (input, init) =>
+        reachable ? viaLoopback(service.url)(input, init) : Promise.reject(new Error('down')),
+    });
+    await latchkey.verifyToken(before.accessToken);
+    const { kid } = decodeProtectedHeader(before.accessToken);
+    await service.app.ctx.signingKeys.revoke(tenant.tenant.id, kid as string);
+    const after = await service.refresh(tenant, before);
+
+    vi.useFakeTimers({ toFake: ['Date'] });
+    // The service is down past the set's minute: the set it has keeps verifying.
+    reachable = false;
+    vi.setSystemTime(Date.now() + 61_000);
+    await expect(latchkey.verifyToken(before.accessToken)).resolves.toMatchObject({
+      sid: before.sessionId,
+    });
+    // Back: the refetched set lacks the revoked key, and has the new one.
+    reachable = true;
+    vi.setSystemTime(Date.now() + 1_000);
+    expect((await rejection(latchkey.verifyToken(before.accessToken))).code).toBe('key_not_found');
+    await expect(latchkey.verifyToken(after.accessToken)).resolves.toMatchObject({
+      sid: before.sessionId,
+    });
+    // Down for longer than the stale allowance: nothing verifies on a set that old.
+    reachable = false;
+    vi.setSystemTime(Date.now() + 6 * 60_000);
+    expect((await rejection(latchkey.verifyToken(after.accessToken))).code).toBe(
+      'jwks_unavailable',
+    );
+  });
+
   it('answers jwks_unavailable when the service that issued the token is down', async () => {
     const stopped = await stoppedLatchkey();
     const latchkey = createLatchkey({
