@@ -140,6 +140,24 @@ describe.each(DIALECTS)('hosted pages over HTTP on %s', (dialect) => {
     expect((await app.request(`/sign-up?${query(t)}`)).status).toBe(403);
   });
 
+  it('disabling a user ends their hosted-page sign-in; enabling them does not revive it', async () => {
+    const t = await app.tenant({ allowedOrigins: [ORIGIN] });
+    const u = await user(t);
+    const jar = new Map<string, string>();
+    expect((await signIn(t, u.address, jar)).status).toBe(303);
+    const patch = (disabled: boolean) =>
+      app.request(`/v1/users/${u.id}`, {
+        method: 'PATCH',
+        headers: { authorization: `Bearer ${t.secretKey}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ disabled }),
+      });
+    expect((await patch(true)).status).toBe(200);
+    expect((await patch(false)).status).toBe(200);
+    const back = await returning(t, jar);
+    expect(back.status).toBe(200);
+    expect(await back.text()).toContain('id="password"');
+  });
+
   it('a returning browser whose link asks for a PKCE code gets one click, not a silent code', async () => {
     const t = await app.tenant({ allowedOrigins: [ORIGIN] });
     const u = await user(t);
