@@ -49,6 +49,14 @@ function buildVerifier(config: ResolvedConfig, tenantId: string): VerifyToken {
     } catch (error) {
       throw mapJoseError(error, jwksUrl);
     }
+    // jose checks iat only against a maximum age: a token "issued" in the future comes from
+    // a clock far off or a forger, and is refused beyond the leeway (RFC 7519 section 4.1.6).
+    if (
+      typeof payload.iat === 'number' &&
+      payload.iat > Date.now() / 1000 + config.clockToleranceSeconds
+    ) {
+      throw tokenError('token_not_yet_valid', 'The access token was issued in the future (iat).');
+    }
     if (payload.tid !== tenantId) {
       throw tokenError('tenant_mismatch', 'The access token belongs to another tenant.');
     }

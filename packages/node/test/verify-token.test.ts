@@ -377,6 +377,33 @@ describe('verifyToken against the real service', () => {
     expect((error as LatchkeyError).action).toContain('LATCHKEY_TENANT_ID');
   });
 
+  it('refuses http:// for a host that is not this machine; allows it for loopback', () => {
+    for (const url of ['http://auth.example.com', 'http://10.0.0.5:8787']) {
+      expect(() => createLatchkey({ authUrl: url })).toThrow(
+        expect.objectContaining({ code: 'option_invalid' }),
+      );
+      expect(() => createLatchkey({ apiUrl: url })).toThrow(
+        expect.objectContaining({ code: 'option_invalid' }),
+      );
+    }
+    for (const url of [
+      'http://localhost:8787',
+      'http://127.0.0.1',
+      'http://[::1]:1',
+      'https://a.example',
+    ]) {
+      expect(() => createLatchkey({ authUrl: url, apiUrl: url })).not.toThrow();
+    }
+  });
+
+  it('refuses a token issued in the future beyond the clock tolerance', async () => {
+    const latchkey = service.client(t);
+    const later = await service.forge(t, { claims: { iat: now() + 120 } });
+    expect((await rejection(latchkey.verifyToken(later))).code).toBe('token_not_yet_valid');
+    const skewed = await service.forge(t, { claims: { iat: now() + 3 } });
+    await expect(latchkey.verifyToken(skewed)).resolves.toMatchObject({ tid: t.tenant.id });
+  });
+
   it('refuses a URL that is not http(s) when created', () => {
     expect(() => createLatchkey({ apiUrl: 'ftp://example.com' })).toThrow(
       expect.objectContaining({ code: 'option_invalid' }),

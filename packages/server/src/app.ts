@@ -108,6 +108,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   });
   const database = options.database ?? openDatabase(config.databaseUrl);
   if (options.migrate ?? database.dialect === 'sqlite') await migrateToLatest(database.db as never);
+  database.onIdleError((error) => app.log.error({ err: error }, 'PostgreSQL idle client error'));
 
   let redisWarned = false;
   const redis = config.redisUrl
@@ -244,6 +245,11 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
             in: 'header',
             name: 'X-Latchkey-Publishable-Key',
             description: 'A publishable key, pk_test_… or pk_live_… (browsers; never a secret key)',
+          },
+          metricsToken: {
+            type: 'http',
+            scheme: 'bearer',
+            description: 'The METRICS_TOKEN of the server (operators only)',
           },
           clientSecretBasic: {
             type: 'http',

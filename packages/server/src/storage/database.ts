@@ -19,6 +19,8 @@ export interface Database {
   /** SQLite only: changes whenever another connection commits (PRAGMA data_version). */
   readonly dataVersion?: () => number;
   ping(): Promise<void>;
+  /** Where errors of idle pooled connections go (PostgreSQL): a dropped connection is news. */
+  onIdleError(listener: (error: Error) => void): void;
   close(): Promise<void>;
 }
 
@@ -33,6 +35,7 @@ export function openDatabase(url: string, options: OpenOptions = {}): Database {
     ? openSqlite(url.slice('sqlite:'.length))
     : openPostgres(url, options);
   return {
+    onIdleError: () => {},
     ...db,
     async ping() {
       await sql`select 1`.execute(db.db);
@@ -81,7 +84,10 @@ function cacheStatements(database: SQLiteType.Database, max = 500): void {
   }) as typeof database.prepare;
 }
 
-function openPostgres(url: string, options: OpenOptions): Pick<Database, 'db' | 'dialect'> {
+function openPostgres(
+  url: string,
+  options: OpenOptions,
+): Pick<Database, 'db' | 'dialect' | 'onIdleError'> {
   const pg = require('pg') as typeof pgType;
   const types = {
     // bigint columns hold epoch milliseconds, well inside Number's safe range.
@@ -104,11 +110,15 @@ function openPostgres(url: string, options: OpenOptions): Pick<Database, 'db' | 
     idleTimeoutMillis: t.pgIdleMs,
     keepAlive: true,
   });
-  // An idle client that loses its connection must not crash the process.
-  pool.on('error', () => {});
+  // An idle client that loses its connection must not crash the process, but is told.
+  let report = (error: Error) => console.error(`PostgreSQL idle client error: ${error.message}`);
+  pool.on('error', (error) => report(error));
   return {
     db: new Kysely<Schema>({ dialect: new PostgresDialect({ pool }) }),
     dialect: 'postgres',
+    onIdleError(listener) {
+      report = listener;
+    },
   };
 }
 
