@@ -6,6 +6,7 @@ import { hosted } from './003-hosted.js';
 import { social } from './004-social.js';
 import { tokenAudience } from './005-token-audience.js';
 import { sessionChannel } from './006-session-channel.js';
+import { emailDomainKeys } from './007-email-domain-keys.js';
 
 /** One ordered set of migrations serves SQLite and PostgreSQL alike. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -15,6 +16,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '004-social': social,
   '005-token-audience': tokenAudience,
   '006-session-channel': sessionChannel,
+  '007-email-domain-keys': emailDomainKeys,
 };
 
 /**
