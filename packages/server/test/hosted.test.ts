@@ -97,6 +97,49 @@ describe.each(DIALECTS)('hosted pages over HTTP on %s', (dialect) => {
     expect(app.logs.text()).not.toContain(token);
   });
 
+  it('sign-up never tells whether an address has an account; its owner gets a mail', async () => {
+    const signUpForm = async (t: TestTenant, address: string) => {
+      const page = await app.request(`/sign-up?${query(t)}`);
+      const cookie = page.headers
+        .getSetCookie()
+        .map((c) => c.split(';')[0])
+        .join('; ');
+      const csrf = /name="_csrf" value="([^"]+)"/.exec(await page.text())?.[1] as string;
+      const res = await app.request(`/sign-up?${query(t)}`, {
+        method: 'POST',
+        redirect: 'manual',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', cookie },
+        body: new URLSearchParams({ _csrf: csrf, email: address, password: PASSWORD }).toString(),
+      });
+      const html = await res.text();
+      return {
+        status: res.status,
+        text: html.replace(address, 'ADDRESS').replace(/nonce="[^"]+"/g, ''),
+      };
+    };
+    const verifying = await app.tenant({
+      allowedOrigins: [ORIGIN],
+      requireEmailVerification: true,
+    });
+    const owner = await user(verifying);
+    const fresh = await signUpForm(verifying, email());
+    const existing = await signUpForm(verifying, owner.address);
+    expect(existing.status).toBe(fresh.status);
+    expect(existing.text).toBe(fresh.text);
+    const mail = await eventually(async () => {
+      const sent = await readOutbox(app.ctx.database.db, { to: owner.address });
+      return sent[0];
+    });
+    expect(mail.subject).toContain('You already have');
+    expect(mail.body).toMatch(/reset-password\?token=/);
+    // A tenant that signs new users in at once: the duplicate is not told either.
+    const instant = await app.tenant({ allowedOrigins: [ORIGIN] });
+    const other = await user(instant);
+    const again = await signUpForm(instant, other.address);
+    expect(again.status).toBe(201);
+    expect(again.text).not.toMatch(/exists|already/i);
+  });
+
   it('refuses a redirect_url ending in a bare #', async () => {
     const t = await app.tenant({ allowedOrigins: [ORIGIN] });
     const res = await app.request(`/sign-in?${query(t, `${ORIGIN}/cb#`)}`, { redirect: 'manual' });

@@ -4,8 +4,17 @@
  */
 export interface SignInFailurePolicy {
   windowSeconds: number;
+  /**
+   * One account, counted over every address: slowed, and at `refuseAfter` refused, but only
+   * to addresses it has never been signed in from (so nobody can hold its owner out).
+   */
   account: { slowAfter: number; refuseAfter: number };
+  /** One account from one address (an IPv6 /64): refused, known address or not. */
+  accountAddress: { refuseAfter: number };
+  /** One address over every account (password spraying). */
   address: { refuseAfter: number };
+  /** An address an account signed in from stays known this long. */
+  knownAddressSeconds: number;
   slowStepMs: number;
   slowMaxMs: number;
 }
@@ -13,7 +22,9 @@ export interface SignInFailurePolicy {
 const signInFailures: SignInFailurePolicy = {
   windowSeconds: 15 * 60,
   account: { slowAfter: 5, refuseAfter: 10 },
+  accountAddress: { refuseAfter: 10 },
   address: { refuseAfter: 50 },
+  knownAddressSeconds: 14 * 24 * 60 * 60,
   slowStepMs: 500,
   slowMaxMs: 3000,
 };
@@ -83,10 +94,12 @@ export const defaults = {
   unauthenticatedPerMinute: 120,
   accessTokenTtlSeconds: 600,
   /**
-   * Failed sign-ins, counted per account (tenant + e-mail) and per client address (tenant +
-   * IP) over a 15-minute window. From the 5th failure on an account, each attempt waits
-   * 500 ms more (at most 3 s); at 10 failures the account answers 429 until the window ends,
-   * and so does an address at 50. A successful sign-in clears the account's count.
+   * Failed sign-ins over a 15-minute window (README "Sign-in failures"): per account, per
+   * account and address, and per address (IPv6 by /64). From the 5th failure on an account
+   * each attempt waits 500 ms more (at most 3 s); at 10 the account answers 429 to every
+   * address it was never signed in from (its owner's known addresses pass, unslowed); 10
+   * failures on one account from one address, or 50 from one address, answer 429 there. A
+   * successful sign-in clears the account's counts and makes its address known for 14 days.
    */
   signInFailures,
   /** Largest token the introspection endpoint reads; anything longer is inactive. */
@@ -141,6 +154,10 @@ export const socialDefaults = {
   providerTimeoutMs: 10_000,
   /** How long a provider's discovery document (and so its endpoints) is reused. */
   discoverySeconds: 10 * 60,
-  /** Provider sign-ins one client address may start per window. */
-  startsPerAddress: { quota: 30, windowSeconds: 15 * 60 },
+  /**
+   * Provider sign-ins one client address (an IPv6 /64) may start per window. Each start
+   * writes a flow row; an office of a few hundred people behind one NAT address signs in
+   * well under this, a script filling the table does not get far.
+   */
+  startsPerAddress: { quota: 600, windowSeconds: 15 * 60 },
 } as const;

@@ -6,6 +6,7 @@ import {
   hostedQuery,
   messagePage,
 } from '../../modules/hosted/index.js';
+import { addressBucket } from '../../modules/rate-limit/index.js';
 import {
   authorizationOrigin,
   claimFlow,
@@ -84,7 +85,7 @@ export function socialPages(scope: FastifyInstance, ctx: AppContext) {
     if (!isProviderId(provider))
       return socialRefusal(request, reply, 'There is no such sign-in provider.', back);
     const { quota, windowSeconds } = socialDefaults.startsPerAddress;
-    const allowed = await ctx.limiter.consume(`oauth-start:${request.ip}`, [
+    const allowed = await ctx.limiter.consume(`oauth-start:${addressBucket(request.ip)}`, [
       { name: 'oauth-start', quota, seconds: windowSeconds },
     ]);
     if (!allowed.allowed) {

@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import { Type } from 'typebox';
 import { LatchkeyError } from '../../errors/index.js';
 import { redeemCode } from '../../modules/hosted/index.js';
-import { planWindows } from '../../modules/rate-limit/index.js';
+import { addressBucket, planWindows } from '../../modules/rate-limit/index.js';
 import { enabledProviders } from '../../modules/social/index.js';
 import { requirePublishableKey } from '../auth.js';
 import { sendCacheable } from '../cacheable.js';
@@ -120,7 +120,7 @@ export function clientRoutes(server: FastifyInstance, ctx: AppContext) {
       // Browsers share a public key: count them per address, apart from the tenant's
       // secret-key budget, so that nobody holding the pk can use that up.
       const decision = await ctx.limiter.consume(
-        `client:${tenant.id}:${request.ip}`,
+        `client:${tenant.id}:${addressBucket(request.ip)}`,
         planWindows(tenant.limits),
       );
       reply

@@ -1,7 +1,8 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { defaults } from '../../config/defaults.js';
 import { LatchkeyError } from '../../errors/index.js';
-import { type Tx, transact } from '../../storage/index.js';
+import { type Tx, transact, type UserRow } from '../../storage/index.js';
+import { addressBucket } from '../rate-limit/index.js';
 import {
   endBrowserSession,
   type OpenedSession,
@@ -17,7 +18,12 @@ import {
 } from '../users/index.js';
 import type { HostedDeps } from './deps.js';
 import { withinLimit } from './deps.js';
-import { createEmailToken, mailLink, returnToOf } from './email-links.service.js';
+import {
+  createEmailToken,
+  mailAccountExists,
+  mailLink,
+  returnToOf,
+} from './email-links.service.js';
 import type { HostedRequest } from './hosted-request.js';
 
 const sha256 = (value: string) => createHash('sha256').update(value).digest('hex');
@@ -116,25 +122,44 @@ export async function signInWithPassword(
   return signInBrowser(deps, h, user, input);
 }
 
+/** Signed in at once, or told to look in the mailbox of `mailedTo`. */
 export type BrowserSignUp =
-  | { signedIn: BrowserSignIn; user: User }
-  | { signedIn: undefined; user: User };
+  | { signedIn: BrowserSignIn; mailedTo?: undefined }
+  | { signedIn: undefined; mailedTo: string };
 
 /**
  * The hosted sign-up form, within the per-address sign-up limit (rate_limited past it).
  * A tenant that needs a verified address gets the user and a mailed link; otherwise the
  * browser is signed in, the user and sessions written in one transaction.
+ *
+ * An address that has an account already gets the answer a new one gets on a tenant that
+ * verifies addresses ("check your inbox", after the same argon2 work), and its owner a
+ * mail (OWASP Authentication Cheat Sheet, "account enumeration"): the page never tells
+ * who has an account. (Where a new account signs in at once, that difference remains.)
  */
 export async function signUpInBrowser(
   deps: HostedDeps,
   h: HostedRequest,
   input: { email: string; password: string } & BrowserMeta,
 ): Promise<BrowserSignUp> {
-  if (!(await withinLimit(deps, 'signUp', input.ip)))
+  if (!(await withinLimit(deps, 'signUp', addressBucket(input.ip))))
     throw new LatchkeyError('rate_limited', 'Too many sign-ups from this address');
-  const row = await preparePasswordUser(deps, h.tenant, input);
+  const email = input.email.trim();
+  const taken = async (error: unknown, hashed: boolean) => {
+    if (!(error instanceof LatchkeyError && error.code === 'email_taken')) throw error;
+    if (!hashed) await deps.hasher.hash(input.password);
+    await mailAccountExists(deps, h, email);
+    return { signedIn: undefined, mailedTo: email };
+  };
+  let row: UserRow;
+  try {
+    row = await preparePasswordUser(deps, h.tenant, input);
+  } catch (error) {
+    return taken(error, false);
+  }
   const verify = h.tenant.requireEmailVerification;
-  // The user and what follows (a link, or the sessions) are written together.
+  // The user and what follows (a link, or the sessions) are written together; a sign-up
+  // of the same address that won the race makes this one a duplicate like any other.
   const done = await transact(deps.db, deps.bus, async (tx) => {
     const user = await insertNewUser(tx.db, row);
     if (verify) {
@@ -142,10 +167,11 @@ export async function signUpInBrowser(
       return { user, token, browser: undefined };
     }
     return { user, token: undefined, browser: await openBrowserIn(deps, tx, h, user, input) };
-  });
-  if (done.browser) return { signedIn: await redirectFor(deps, h, done.browser), user: done.user };
+  }).catch((error: unknown) => taken(error, true));
+  if (!('user' in done)) return done;
+  if (done.browser) return { signedIn: await redirectFor(deps, h, done.browser) };
   await mailLink(deps, h.tenant, done.user, 'verify', done.token as string);
-  return { signedIn: undefined, user: done.user };
+  return { signedIn: undefined, mailedTo: done.user.email };
 }
 
 /**
