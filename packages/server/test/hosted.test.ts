@@ -183,6 +183,44 @@ describe.each(DIALECTS)('hosted pages over HTTP on %s', (dialect) => {
     expect((await app.request(`/sign-up?${query(t)}`)).status).toBe(403);
   });
 
+  it('a returning browser resumes its session: visits write no new rows', async () => {
+    const t = await app.tenant({ allowedOrigins: [ORIGIN] });
+    const u = await user(t);
+    const jar = new Map<string, string>();
+    expect((await signIn(t, u.address, jar)).status).toBe(303);
+    const db = app.ctx.database.db;
+    const count = async () =>
+      Promise.all(
+        (['sessions', 'refresh_tokens', 'hosted_sessions'] as const).map(async (table) =>
+          Number(
+            (
+              await db
+                .selectFrom(table)
+                .select((e) => e.fn.countAll().as('n'))
+                .where('tenant_id', '=', t.tenant.id)
+                .executeTakeFirstOrThrow()
+            ).n,
+          ),
+        ),
+      );
+    const before = await count();
+    const sids = new Set<string>();
+    for (let i = 0; i < 5; i++) {
+      const back = await returning(t, jar);
+      expect(back.status).toBe(303);
+      const fragment = new URLSearchParams(
+        new URL(back.headers.get('location') as string).hash.slice(1),
+      );
+      const token = fragment.get('access_token') as string;
+      const claims = await postJson(app, '/api/auth/introspect', t.secretKey, { token });
+      const body = (await claims.json()) as { active: boolean; sid: string };
+      expect(body.active).toBe(true);
+      sids.add(body.sid);
+    }
+    expect(await count()).toEqual(before);
+    expect(sids.size).toBe(1);
+  });
+
   it('disabling a user ends their hosted-page sign-in; enabling them does not revive it', async () => {
     const t = await app.tenant({ allowedOrigins: [ORIGIN] });
     const u = await user(t);

@@ -116,6 +116,8 @@ export interface HostedSessionsTable {
   created_at: Millis;
   expires_at: Millis;
   revoked_at: Millis | null;
+  /** The API session this sign-in opened, resumed by a returning browser. */
+  session_id: string | null;
 }
 
 export interface AuthCodesTable {

@@ -4,6 +4,8 @@ import { LatchkeyError } from '../../errors/index.js';
 import { type Tx, transact, type UserRow } from '../../storage/index.js';
 import { addressBucket } from '../rate-limit/index.js';
 import {
+  bindBrowserSession,
+  browserSessionBinding,
   endBrowserSession,
   type OpenedSession,
   startBrowserSession,
@@ -38,6 +40,11 @@ export interface BrowserMeta {
   ip: string;
   /** The browser's current hosted-session cookie, ended when a new one starts. */
   previousCookie: string | undefined;
+  /**
+   * A returning browser, whose live cookie is `previousCookie`: it keeps its cookie and
+   * resumes the API session it opened, so that visits write nothing new.
+   */
+  returning?: boolean;
 }
 
 interface OpenedBrowser {
@@ -54,12 +61,7 @@ async function openBrowserIn(
   user: User,
   meta: BrowserMeta,
 ): Promise<OpenedBrowser> {
-  if (meta.previousCookie) await endBrowserSession(tx.db, meta.previousCookie);
-  const cookie = await startBrowserSession(tx.db, h.tenant.id, user.id);
-  const opened = await deps.sessions.openIn(tx, h.tenant, user, {
-    channel: 'browser',
-    ip: meta.ip,
-  });
+  const { opened, cookie } = await browserSessionIn(deps, tx, h, user, meta);
   if (h.codeChallenge === undefined) return { opened, cookie, code: undefined };
   const code = randomBytes(32).toString('base64url');
   const now = Date.now();
@@ -79,17 +81,42 @@ async function openBrowserIn(
   return { opened, cookie, code };
 }
 
+/** The hosted session and its API session: resumed for a returning browser, else new. */
+async function browserSessionIn(
+  deps: HostedDeps,
+  tx: Tx,
+  h: HostedRequest,
+  user: User,
+  meta: BrowserMeta,
+): Promise<{ opened: OpenedSession; cookie: string }> {
+  const open = () => deps.sessions.openIn(tx, h.tenant, user, { channel: 'browser', ip: meta.ip });
+  const current = meta.returning ? meta.previousCookie : undefined;
+  if (current) {
+    const bound = await browserSessionBinding(tx.db, h.tenant.id, current);
+    const resumed = bound ? await deps.sessions.resumeIn(tx, h.tenant, bound) : undefined;
+    if (resumed && resumed.user.id === user.id) return { opened: resumed, cookie: current };
+    const opened = await open();
+    await bindBrowserSession(tx.db, current, opened.sessionId);
+    return { opened, cookie: current };
+  }
+  if (meta.previousCookie) await endBrowserSession(tx.db, meta.previousCookie);
+  const opened = await open();
+  return {
+    opened,
+    cookie: await startBrowserSession(tx.db, h.tenant.id, user.id, opened.sessionId),
+  };
+}
+
 /** After the commit: the access token, in the fragment (never the query). */
 async function redirectFor(
   deps: HostedDeps,
   h: HostedRequest,
   { opened, cookie, code }: OpenedBrowser,
 ): Promise<BrowserSignIn> {
-  const tokens = await deps.sessions.tokens(h.tenant, opened);
   const fragment = new URLSearchParams({
-    access_token: tokens.accessToken,
+    access_token: await deps.sessions.accessToken(h.tenant, opened),
     token_type: 'Bearer',
-    expires_in: String(tokens.expiresIn),
+    expires_in: String(h.tenant.accessTokenTtl),
     tenant_id: h.tenant.id,
   });
   if (h.state !== undefined) fragment.set('state', h.state);

@@ -39,12 +39,22 @@ export interface TokenSet {
   sessionId: string;
 }
 
-/** A session written by a transaction whose access token is not signed yet. */
+/** A session written or resumed by a transaction whose access token is not signed yet. */
 export interface OpenedSession {
   sessionId: string;
-  refreshToken: string;
   user: User;
 }
+
+/** An opened session with a new refresh token for its client. */
+export interface IssuedSession extends OpenedSession {
+  refreshToken: string;
+}
+
+type OpenMeta<C extends SessionChannel> = {
+  channel: C;
+  ip?: string | undefined;
+  userAgent?: string | undefined;
+};
 
 /** A tenant's signing key, ready to sign. */
 export type Signer = Awaited<ReturnType<SigningKeys['active']>>;
@@ -183,15 +193,28 @@ export class Sessions {
   }
 
   /**
-   * Writes a new session and its first refresh token within a workflow's transaction.
+   * Writes a new session within a workflow's transaction, with its first refresh token for
+   * a server; a browser gets its refresh tokens only by redeeming a code (`continueIn`).
    * The access token is signed by `tokens` once the transaction has committed.
    */
   async openIn(
     tx: Tx,
     tenant: Tenant,
     user: User,
-    meta: { channel: SessionChannel; ip?: string | undefined; userAgent?: string | undefined },
-  ): Promise<OpenedSession> {
+    meta: OpenMeta<'server'>,
+  ): Promise<IssuedSession>;
+  async openIn(
+    tx: Tx,
+    tenant: Tenant,
+    user: User,
+    meta: OpenMeta<'browser'>,
+  ): Promise<OpenedSession>;
+  async openIn(
+    tx: Tx,
+    tenant: Tenant,
+    user: User,
+    meta: OpenMeta<SessionChannel>,
+  ): Promise<OpenedSession | IssuedSession> {
     const now = Date.now();
     const row: SessionRow = {
       id: randomUUID(),
@@ -207,25 +230,42 @@ export class Sessions {
       channel: meta.channel,
     };
     await insertSession(tx.db, row);
+    if (meta.channel === 'browser') return { sessionId: row.id, user };
     const refreshToken = await this.#newRefreshToken(tx.db, tenant.id, row.id, row.expires_at);
     return { sessionId: row.id, refreshToken, user };
   }
 
+  /** A live session, resumed within a transaction (a returning browser); nothing is written. */
+  async resumeIn(tx: Tx, tenant: Tenant, sessionId: string): Promise<OpenedSession | undefined> {
+    return (await this.#live(tx, tenant, sessionId))?.opened;
+  }
+
   /** New tokens for a live session within a transaction (a redeemed sign-in code). */
-  async continueIn(tx: Tx, tenant: Tenant, sessionId: string): Promise<OpenedSession | undefined> {
+  async continueIn(tx: Tx, tenant: Tenant, sessionId: string): Promise<IssuedSession | undefined> {
+    const live = await this.#live(tx, tenant, sessionId);
+    if (!live) return undefined;
+    const refreshToken = await this.#newRefreshToken(tx.db, tenant.id, sessionId, live.expiresAt);
+    return { ...live.opened, refreshToken };
+  }
+
+  async #live(tx: Tx, tenant: Tenant, sessionId: string) {
     const row = await findSession(tx.db, tenant.id, sessionId);
     if (!row || row.revoked_at !== null || row.expires_at <= Date.now()) return undefined;
     const user = await getUser(tx.db, tenant.id, row.user_id);
     if (user.disabled) return undefined;
-    const refreshToken = await this.#newRefreshToken(tx.db, tenant.id, row.id, row.expires_at);
-    return { sessionId: row.id, refreshToken, user };
+    return { opened: { sessionId: row.id, user }, expiresAt: row.expires_at };
+  }
+
+  /** The access token alone, for a session a committed transaction opened or resumed. */
+  async accessToken(tenant: Tenant, opened: OpenedSession): Promise<string> {
+    return this.#accessToken(tenant, opened.user, opened.sessionId);
   }
 
   /**
    * Signs the access token of a session a transaction opened or continued: after the
    * commit, or within the transaction with a `signer` fetched before it.
    */
-  async tokens(tenant: Tenant, opened: OpenedSession, signer?: Signer): Promise<TokenSet> {
+  async tokens(tenant: Tenant, opened: IssuedSession, signer?: Signer): Promise<TokenSet> {
     return {
       accessToken: await this.#accessToken(tenant, opened.user, opened.sessionId, signer),
       tokenType: 'Bearer',

@@ -7,6 +7,7 @@ import { social } from './004-social.js';
 import { tokenAudience } from './005-token-audience.js';
 import { sessionChannel } from './006-session-channel.js';
 import { emailDomainKeys } from './007-email-domain-keys.js';
+import { hostedSessionBinding } from './008-hosted-session-binding.js';
 
 /** One ordered set of migrations serves SQLite and PostgreSQL alike. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -17,6 +18,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '005-token-audience': tokenAudience,
   '006-session-channel': sessionChannel,
   '007-email-domain-keys': emailDomainKeys,
+  '008-hosted-session-binding': hostedSessionBinding,
 };
 
 /**
