@@ -26,6 +26,7 @@ import { createMailer } from './modules/email/index.js';
 import { KeyResolver } from './modules/keys/index.js';
 import { createMetrics } from './modules/observability/metrics.js';
 import { RateLimitService } from './modules/rate-limit/index.js';
+import { startRetention } from './modules/retention/index.js';
 import { Sessions, SigningKeys } from './modules/sessions/index.js';
 import { createPasswordHasher, isValidEmail, type SignInPolicy } from './modules/users/index.js';
 import { type Database, migrateToLatest, openDatabase } from './storage/index.js';
@@ -274,12 +275,18 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   hostedPageRoutes(app, ctx);
   clientRoutes(app, ctx);
   await app.ready();
+  const stopRetention = startRetention({
+    db: database.db,
+    onPurged: (deleted) => app.log.info({ deleted }, 'retention: expired rows deleted'),
+    onError: (error) => app.log.warn({ err: error }, 'retention run failed; retried next run'),
+  });
 
   return {
     app,
     ctx,
     routes,
     async close() {
+      stopRetention();
       await app.close();
       await bus.close();
       redisHealth?.close();

@@ -102,6 +102,27 @@ export const defaults = {
    * successful sign-in clears the account's counts and makes its address known for 14 days.
    */
   signInFailures,
+  /**
+   * Retention (modules/retention): every instance runs a purge on a timer (the first run at
+   * a random point of the first interval, so instances spread out); the deletes are
+   * idempotent and batched, so several instances may run it at once. Each period counts
+   * from when the row stopped being usable (expired, revoked, used or sent).
+   */
+  retention: {
+    intervalMs: 60 * 60_000,
+    /** Rows per delete statement: no long lock on a large backlog. */
+    batchSize: 1000,
+    /** Sessions, with their refresh tokens and codes, kept for the session list and audits. */
+    endedSessionsMs: 30 * 24 * 60 * 60_000,
+    /** A used refresh token: presenting it again revokes its session only while it is kept. */
+    usedRefreshTokensMs: 7 * 24 * 60 * 60_000,
+    /** PKCE codes and e-mail links. */
+    spentLinksMs: 24 * 60 * 60_000,
+    /** The hosted page's browser sessions. */
+    endedBrowserSessionsMs: 24 * 60 * 60_000,
+    /** The dev outbox (no SMTP_URL). */
+    outboxMs: 7 * 24 * 60 * 60_000,
+  },
   /** Largest token the introspection endpoint reads; anything longer is inactive. */
   maxTokenLength: 8192,
   /**
