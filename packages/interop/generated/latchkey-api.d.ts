@@ -40,7 +40,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Prometheus metrics */
+        /** Prometheus metrics (Authorization: Bearer METRICS_TOKEN; off when unset) */
         get: operations["getMetrics"];
         put?: never;
         post?: never;

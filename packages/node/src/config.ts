@@ -154,7 +154,25 @@ function normalizeUrl(name: 'apiUrl' | 'authUrl', value: string): string {
       action: `Pass a URL such as ${DEFAULT_API_URL}.`,
     });
   }
+  // Tokens, keys and the secret key would travel in clear text (RFC 8725 section 3.1 asks
+  // for keys from a trusted source; RFC 9700 section 2.6 for TLS everywhere else).
+  if (url.protocol === 'http:' && !isLoopbackHost(url.hostname)) {
+    throw new LatchkeyError('option_invalid', {
+      reason: `${name} uses http:// for ${url.hostname}, which is not this machine.`,
+      action: `Use https://${url.host}${url.pathname === '/' ? '' : url.pathname}, or http:// only for localhost.`,
+    });
+  }
   return url.href.replace(/\/+$/, '');
+}
+
+/** localhost, *.localhost (RFC 6761 section 6.3), 127.0.0.0/8 and ::1. */
+function isLoopbackHost(hostname: string): boolean {
+  return (
+    hostname === 'localhost' ||
+    hostname.endsWith('.localhost') ||
+    /^127(\.\d{1,3}){3}$/.test(hostname) ||
+    hostname === '[::1]'
+  );
 }
 
 function nonEmpty(value: string | undefined): string | undefined {

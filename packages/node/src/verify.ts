@@ -1,15 +1,15 @@
-import { createRemoteJWKSet, customFetch, errors, jwtVerify } from 'jose';
+import { errors, jwtVerify } from 'jose';
 import { invalidClaims, type LatchkeyClaims, pickClaims } from './claims.js';
 import { MAX_TOKEN_LENGTH, type ResolvedConfig, requireTenantId } from './config.js';
 import { LatchkeyTokenError, type LatchkeyTokenErrorCode } from './errors.js';
+import { cachedJwks } from './jwks.js';
 
 export type VerifyToken = (token: string) => Promise<LatchkeyClaims>;
 
 /**
  * Local verification against the tenant's JWKS (RFC 9068 section 4, RFC 8725).
- * The key set is created once: jose caches it, and refetches it when a token names a `kid`
- * it does not hold (key rotation), at most once per cooldown (30 s), so unknown `kid`s
- * cannot be used to hammer the service.
+ * The key set is cached for a minute (a revoked key stops verifying within it) and
+ * refetched when a token names a `kid` it does not hold (jwks.ts).
  */
 export function createVerifier(config: ResolvedConfig): VerifyToken {
   let verifier: VerifyToken | undefined;
@@ -24,10 +24,7 @@ function buildVerifier(config: ResolvedConfig, tenantId: string): VerifyToken {
   const jwksUrl = new URL(`${issuer}/.well-known/jwks.json`);
   // Only keys from this URL are ever used: header-supplied `jwk`, `jku` and `x5u` are ignored
   // (RFC 8725 section 3.10), and `algorithms` pins RS256 so `none` and HS256 are refused.
-  const jwks = createRemoteJWKSet(
-    jwksUrl,
-    config.fetch ? { [customFetch]: config.fetch } : undefined,
-  );
+  const jwks = cachedJwks(jwksUrl, (input, init) => (config.fetch ?? fetch)(input, init));
 
   return async (token) => {
     if (typeof token !== 'string' || token === '') {
@@ -51,6 +48,14 @@ function buildVerifier(config: ResolvedConfig, tenantId: string): VerifyToken {
       }));
     } catch (error) {
       throw mapJoseError(error, jwksUrl);
+    }
+    // jose checks iat only against a maximum age: a token "issued" in the future comes from
+    // a clock far off or a forger, and is refused beyond the leeway (RFC 7519 section 4.1.6).
+    if (
+      typeof payload.iat === 'number' &&
+      payload.iat > Date.now() / 1000 + config.clockToleranceSeconds
+    ) {
+      throw tokenError('token_not_yet_valid', 'The access token was issued in the future (iat).');
     }
     if (payload.tid !== tenantId) {
       throw tokenError('tenant_mismatch', 'The access token belongs to another tenant.');

@@ -11,6 +11,7 @@ import { type CryptoKey, type JWTHeaderParameters, type KeyObject, SignJWT } fro
 import {
   email,
   json,
+  METRICS_AUTH,
   postJson,
   startApp,
   type TestApp,
@@ -25,7 +26,7 @@ import { createLatchkey, type Latchkey, type LatchkeyOptions } from '../src/inde
  * public URL as `authUrl`, and `viaLoopback` stands in for the DNS entry / reverse proxy that
  * routes it to the app. Everything that answers is the real server.
  */
-export const PUBLIC_URL = 'http://latchkey.test';
+export const PUBLIC_URL = 'http://latchkey.localhost';
 
 export const PASSWORD = 'correct horse battery staple';
 
@@ -193,7 +194,7 @@ export async function startLatchkey(): Promise<RealLatchkey> {
     },
 
     async requests(method, route, status = 200) {
-      const text = await (await app.request('/metrics')).text();
+      const text = await (await app.request('/metrics', { headers: METRICS_AUTH })).text();
       for (const line of text.split('\n')) {
         const match = /^latchkey_http_requests_total\{([^}]*)\} (\d+)$/.exec(line);
         if (!match?.[1]) continue;

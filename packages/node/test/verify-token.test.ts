@@ -296,6 +296,41 @@ describe('verifyToken against the real service', () => {
     expect(await jwksFetches()).toBe(fetchesAtStart + 2);
   });
 
+  it('stops trusting a revoked signing key within a minute, and keeps its set through a hiccup', async () => {
+    const tenant = await service.tenant();
+    const before = await service.session(tenant);
+    let reachable = true;
+    const latchkey = service.client(tenant, {
+      fetch: (input, init) =>
+        reachable ? viaLoopback(service.url)(input, init) : Promise.reject(new Error('down')),
+    });
+    await latchkey.verifyToken(before.accessToken);
+    const { kid } = decodeProtectedHeader(before.accessToken);
+    await service.app.ctx.signingKeys.revoke(tenant.tenant.id, kid as string);
+    const after = await service.refresh(tenant, before);
+
+    vi.useFakeTimers({ toFake: ['Date'] });
+    // The service is down past the set's minute: the set it has keeps verifying.
+    reachable = false;
+    vi.setSystemTime(Date.now() + 61_000);
+    await expect(latchkey.verifyToken(before.accessToken)).resolves.toMatchObject({
+      sid: before.sessionId,
+    });
+    // Back: the refetched set lacks the revoked key, and has the new one.
+    reachable = true;
+    vi.setSystemTime(Date.now() + 1_000);
+    expect((await rejection(latchkey.verifyToken(before.accessToken))).code).toBe('key_not_found');
+    await expect(latchkey.verifyToken(after.accessToken)).resolves.toMatchObject({
+      sid: before.sessionId,
+    });
+    // Down for longer than the stale allowance: nothing verifies on a set that old.
+    reachable = false;
+    vi.setSystemTime(Date.now() + 6 * 60_000);
+    expect((await rejection(latchkey.verifyToken(after.accessToken))).code).toBe(
+      'jwks_unavailable',
+    );
+  });
+
   it('answers jwks_unavailable when the service that issued the token is down', async () => {
     const stopped = await stoppedLatchkey();
     const latchkey = createLatchkey({
@@ -340,6 +375,33 @@ describe('verifyToken against the real service', () => {
     expect(error).toBeInstanceOf(LatchkeyError);
     expect(error).toMatchObject({ code: 'tenant_id_missing' });
     expect((error as LatchkeyError).action).toContain('LATCHKEY_TENANT_ID');
+  });
+
+  it('refuses http:// for a host that is not this machine; allows it for loopback', () => {
+    for (const url of ['http://auth.example.com', 'http://10.0.0.5:8787']) {
+      expect(() => createLatchkey({ authUrl: url })).toThrow(
+        expect.objectContaining({ code: 'option_invalid' }),
+      );
+      expect(() => createLatchkey({ apiUrl: url })).toThrow(
+        expect.objectContaining({ code: 'option_invalid' }),
+      );
+    }
+    for (const url of [
+      'http://localhost:8787',
+      'http://127.0.0.1',
+      'http://[::1]:1',
+      'https://a.example',
+    ]) {
+      expect(() => createLatchkey({ authUrl: url, apiUrl: url })).not.toThrow();
+    }
+  });
+
+  it('refuses a token issued in the future beyond the clock tolerance', async () => {
+    const latchkey = service.client(t);
+    const later = await service.forge(t, { claims: { iat: now() + 120 } });
+    expect((await rejection(latchkey.verifyToken(later))).code).toBe('token_not_yet_valid');
+    const skewed = await service.forge(t, { claims: { iat: now() + 3 } });
+    await expect(latchkey.verifyToken(skewed)).resolves.toMatchObject({ tid: t.tenant.id });
   });
 
   it('refuses a URL that is not http(s) when created', () => {

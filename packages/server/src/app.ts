@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { createRequire } from 'node:module';
 import swagger from '@fastify/swagger';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { Redis } from 'ioredis';
 import type { DestinationStream } from 'pino';
 import { type InvalidationBus, localBus, redisBus, sqliteBus } from './cache/invalidation.js';
+import { connectRedis, RedisHealth, redisReady } from './cache/redis.js';
 import type { Config } from './config/config.js';
 import { defaults } from './config/defaults.js';
 import { SecretBox } from './crypto/secret-box.js';
@@ -28,6 +28,7 @@ import { createMailer } from './modules/email/index.js';
 import { KeyResolver } from './modules/keys/index.js';
 import { createMetrics } from './modules/observability/metrics.js';
 import { RateLimitService } from './modules/rate-limit/index.js';
+import { startRetention } from './modules/retention/index.js';
 import { Sessions, SigningKeys } from './modules/sessions/index.js';
 import { createPasswordHasher, isValidEmail, type SignInPolicy } from './modules/users/index.js';
 import { type Database, migrateToLatest, openDatabase } from './storage/index.js';
@@ -63,37 +64,6 @@ const REDACT = [
   '*.refresh_token',
   '*.access_token',
 ];
-
-/** ioredis is loaded only when REDIS_URL is set. */
-const require = createRequire(import.meta.url);
-
-function connectRedis(url: string, onError: (error: Error) => void): Redis {
-  const { Redis: RedisClient } = require('ioredis') as typeof import('ioredis');
-  const redis = new RedisClient(url, {
-    // Fail fast while disconnected, so rate limits fall back to memory at once.
-    enableOfflineQueue: false,
-    maxRetriesPerRequest: 1,
-    connectTimeout: defaults.redisConnectTimeoutMs,
-    retryStrategy: (times) => Math.min(times * 200, 2000),
-  });
-  redis.on('error', onError);
-  return redis;
-}
-
-function redisReady(redis: Redis, timeoutMs: number): Promise<void> {
-  if (redis.status === 'ready') return Promise.resolve();
-  return new Promise((resolve) => {
-    const done = () => {
-      clearTimeout(timer);
-      redis.off('ready', done);
-      redis.off('error', done);
-      resolve();
-    };
-    const timer = setTimeout(done, timeoutMs);
-    redis.once('ready', done);
-    redis.once('error', done);
-  });
-}
 
 /** The composition root: opens storage, builds services, registers routes. */
 export async function buildApp(config: Config, options: BuildOptions = {}): Promise<App> {
@@ -141,6 +111,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   });
   const database = options.database ?? openDatabase(config.databaseUrl);
   if (options.migrate ?? database.dialect === 'sqlite') await migrateToLatest(database.db as never);
+  database.onIdleError((error) => app.log.error({ err: error }, 'PostgreSQL idle client error'));
 
   let redisWarned = false;
   const redis = config.redisUrl
@@ -154,17 +125,26 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     redisWarned = false;
   });
   // Start counting in Redis from the first request; if it is down, start anyway (in memory).
-  if (redis) await redisReady(redis, defaults.redisConnectTimeoutMs);
+  if (redis) await redisReady(redis, defaults.timeouts.redisConnectMs);
+  const redisHealth = redis ? new RedisHealth(redis) : undefined;
+  redisHealth?.onChange((healthy) =>
+    healthy
+      ? app.log.info('Redis answers again')
+      : app.log.warn('Redis does not answer; counting rate limits in memory, caches off'),
+  );
 
   const metrics = createMetrics();
   const box = new SecretBox(config.secret);
   // Caches are used only where every writer's changes are heard: through Redis pub/sub, or
   // on SQLite through its data_version. PostgreSQL without Redis always reads the database.
-  const bus: InvalidationBus = redis
-    ? redisBus(redis, (error) => app.log.warn({ err: error }, 'invalidation bus error'))
-    : database.dataVersion
-      ? sqliteBus(database.dataVersion)
-      : localBus({ cache: false });
+  const bus: InvalidationBus =
+    redis && redisHealth
+      ? redisBus(redis, redisHealth, (error) =>
+          app.log.warn({ err: error }, 'invalidation bus error'),
+        )
+      : database.dataVersion
+        ? sqliteBus(database.dataVersion)
+        : localBus({ cache: false });
   const signingKeys = new SigningKeys(database.db, box, bus);
   const sessions = new Sessions({
     db: database.db,
@@ -194,6 +174,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     hasher: createPasswordHasher(config.argon2),
     limiter: new RateLimitService({
       redis,
+      storeHealthy: () => redisHealth?.healthy ?? false,
       keyPrefix: options.rateLimitPrefix ?? 'lk:rl',
       onStoreError: (error) => app.log.warn({ err: error }, 'rate limits counted in this process'),
     }),
@@ -268,6 +249,11 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
             name: 'X-Latchkey-Publishable-Key',
             description: 'A publishable key, pk_test_… or pk_live_… (browsers; never a secret key)',
           },
+          metricsToken: {
+            type: 'http',
+            scheme: 'bearer',
+            description: 'The METRICS_TOKEN of the server (operators only)',
+          },
           clientSecretBasic: {
             type: 'http',
             scheme: 'basic',
@@ -293,14 +279,21 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   adminRoutes(app, ctx);
   sdkRoutes(app);
   await app.ready();
+  const stopRetention = startRetention({
+    db: database.db,
+    onPurged: (deleted) => app.log.info({ deleted }, 'retention: expired rows deleted'),
+    onError: (error) => app.log.warn({ err: error }, 'retention run failed; retried next run'),
+  });
 
   return {
     app,
     ctx,
     routes,
     async close() {
+      stopRetention();
       await app.close();
       await bus.close();
+      redisHealth?.close();
       redis?.disconnect();
       await database.close();
     },

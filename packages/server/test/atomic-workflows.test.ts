@@ -123,6 +123,55 @@ for (const dialect of DIALECTS) {
       );
     });
 
+    /** Makes the signing key unreadable: a failure that comes after the claim of old. */
+    const hideSigningKeys = async () => {
+      const db = app.ctx.database.db;
+      await sql.raw('alter table signing_keys rename to signing_keys_away').execute(db);
+      heal = async () => {
+        await sql.raw('alter table signing_keys_away rename to signing_keys').execute(db);
+      };
+    };
+
+    it('refresh: a token that cannot be signed leaves the refresh token usable (no theft alarm)', async () => {
+      const u = await signUp();
+      const { refreshToken } = await json(await signIn(u.address));
+      await hideSigningKeys();
+      expect((await postJson(app, '/v1/auth/token', t.secretKey, { refreshToken })).status).toBe(
+        500,
+      );
+      await heal?.();
+      heal = undefined;
+      const retry = await postJson(app, '/v1/auth/token', t.secretKey, { refreshToken });
+      expect(retry.status).toBe(200);
+      expect((await sessions(u.id)).map((s) => s.revokedAt)).toEqual([null]);
+    });
+
+    it('code redemption: a code whose tokens cannot be signed stays redeemable', async () => {
+      const u = await signUp();
+      const verifier = randomBytes(32).toString('base64url');
+      const challenge = createHash('sha256').update(verifier).digest('base64url');
+      const h = await checkHostedRequest(app.ctx, {
+        pk: t.publishableKey,
+        redirect_url: `${ORIGIN}/cb`,
+        code_challenge: challenge,
+        code_challenge_method: 'S256',
+      });
+      const user = await getUser(app.ctx.database.db, t.tenant.id, u.id);
+      const deps = hostedDeps(app.ctx);
+      const { location } = await signInBrowser(deps, h, user, {
+        ip: '127.0.0.4',
+        previousCookie: undefined,
+      });
+      const code = new URLSearchParams(new URL(location).hash.slice(1)).get('code') as string;
+      const input = { code, codeVerifier: verifier, origin: ORIGIN };
+      await hideSigningKeys();
+      await expect(redeemCode(deps, t.tenant, input)).rejects.toThrow();
+      await heal?.();
+      heal = undefined;
+      expect((await redeemCode(deps, t.tenant, input))?.refreshToken).toMatch(/^lkr_/);
+      expect((await sessions(u.id)).map((s) => s.revokedAt)).toEqual([null]);
+    });
+
     it('sign out everywhere: API sessions stay live when the browser sessions cannot end', async () => {
       const u = await signUp();
       await signIn(u.address);

@@ -12,6 +12,7 @@ import {
   eventually,
   HAVE_REDIS,
   json,
+  METRICS_AUTH,
   postJson,
   REDIS_URL,
   startApp,
@@ -38,7 +39,7 @@ describe.each(CACHING)('caches on %s', (dialect) => {
   });
 
   async function cacheCount(result: 'hit' | 'miss'): Promise<number> {
-    const text = await (await app.request('/metrics')).text();
+    const text = await (await app.request('/metrics', { headers: METRICS_AUTH })).text();
     return Number(
       new RegExp(`latchkey_session_cache_total\\{result="${result}"\\} (\\d+)`).exec(text)?.[1] ??
         0,

@@ -176,6 +176,47 @@ describe.each(DIALECTS)('browser endpoints on %s', (dialect) => {
     );
   });
 
+  it('refresh tokens work only on their own channel; no Origin, no tokens', async () => {
+    const verifier = randomBytes(32).toString('base64url');
+    const code = (await hostedSignIn(verifier)).get('code') as string;
+    const browser = await json(
+      await redeem({ grant_type: 'authorization_code', code, code_verifier: verifier }),
+    );
+    const address = email();
+    await postJson(app, '/v1/auth/sign-up', t.secretKey, { email: address, password: PASSWORD });
+    const server = await json(
+      await postJson(app, '/v1/auth/sign-in', t.secretKey, { email: address, password: PASSWORD }),
+    );
+    // A server's refresh token is refused with only the public key, and vice versa.
+    const crossed = await redeem({
+      grant_type: 'refresh_token',
+      refresh_token: server.refreshToken,
+    });
+    expect(crossed.status).toBe(400);
+    expect((await json(crossed)).code).toBe('invalid_grant');
+    const back = await postJson(app, '/v1/auth/token', t.secretKey, {
+      refreshToken: browser.refreshToken,
+    });
+    expect(back.status).toBe(400);
+    // Neither was burned (nor its session revoked) by the attempt.
+    expect(
+      (await postJson(app, '/v1/auth/token', t.secretKey, { refreshToken: server.refreshToken }))
+        .status,
+    ).toBe(200);
+    const noOrigin = await app.request('/v1/client/token', {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'x-latchkey-publishable-key': t.publishableKey,
+      },
+      body: JSON.stringify({ grant_type: 'refresh_token', refresh_token: browser.refreshToken }),
+    });
+    expect(noOrigin.status).toBe(403);
+    expect(
+      (await redeem({ grant_type: 'refresh_token', refresh_token: browser.refreshToken })).status,
+    ).toBe(200);
+  });
+
   it('refuses a secret key, bad grants and bad bodies', async () => {
     const res = await app.request('/v1/client/token', {
       method: 'POST',

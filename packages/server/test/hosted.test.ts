@@ -99,6 +99,49 @@ describe.each(DIALECTS)('hosted pages over HTTP on %s', (dialect) => {
     expect(app.logs.text()).not.toContain(token);
   });
 
+  it('sign-up never tells whether an address has an account; its owner gets a mail', async () => {
+    const signUpForm = async (t: TestTenant, address: string) => {
+      const page = await app.request(`/sign-up?${query(t)}`);
+      const cookie = page.headers
+        .getSetCookie()
+        .map((c) => c.split(';')[0])
+        .join('; ');
+      const csrf = /name="_csrf" value="([^"]+)"/.exec(await page.text())?.[1] as string;
+      const res = await app.request(`/sign-up?${query(t)}`, {
+        method: 'POST',
+        redirect: 'manual',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', cookie },
+        body: new URLSearchParams({ _csrf: csrf, email: address, password: PASSWORD }).toString(),
+      });
+      const html = await res.text();
+      return {
+        status: res.status,
+        text: html.replace(address, 'ADDRESS').replace(/nonce="[^"]+"/g, ''),
+      };
+    };
+    const verifying = await app.tenant({
+      allowedOrigins: [ORIGIN],
+      requireEmailVerification: true,
+    });
+    const owner = await user(verifying);
+    const fresh = await signUpForm(verifying, email());
+    const existing = await signUpForm(verifying, owner.address);
+    expect(existing.status).toBe(fresh.status);
+    expect(existing.text).toBe(fresh.text);
+    const mail = await eventually(async () => {
+      const sent = await readOutbox(app.ctx.database.db, { to: owner.address });
+      return sent[0];
+    });
+    expect(mail.subject).toContain('You already have');
+    expect(mail.body).toMatch(/reset-password\?token=/);
+    // A tenant that signs new users in at once: the duplicate is not told either.
+    const instant = await app.tenant({ allowedOrigins: [ORIGIN] });
+    const other = await user(instant);
+    const again = await signUpForm(instant, other.address);
+    expect(again.status).toBe(201);
+    expect(again.text).not.toMatch(/exists|already/i);
+  });
+
   it('refuses a redirect_url ending in a bare #', async () => {
     const t = await app.tenant({ allowedOrigins: [ORIGIN] });
     const res = await app.request(`/sign-in?${query(t, `${ORIGIN}/cb#`)}`, { redirect: 'manual' });
@@ -142,6 +185,62 @@ describe.each(DIALECTS)('hosted pages over HTTP on %s', (dialect) => {
     await other.close();
     expect((await signIn(t, u.address, new Map())).status).toBe(403);
     expect((await app.request(`/sign-up?${query(t)}`)).status).toBe(403);
+  });
+
+  it('a returning browser resumes its session: visits write no new rows', async () => {
+    const t = await app.tenant({ allowedOrigins: [ORIGIN] });
+    const u = await user(t);
+    const jar = new Map<string, string>();
+    expect((await signIn(t, u.address, jar)).status).toBe(303);
+    const db = app.ctx.database.db;
+    const count = async () =>
+      Promise.all(
+        (['sessions', 'refresh_tokens', 'hosted_sessions'] as const).map(async (table) =>
+          Number(
+            (
+              await db
+                .selectFrom(table)
+                .select((e) => e.fn.countAll().as('n'))
+                .where('tenant_id', '=', t.tenant.id)
+                .executeTakeFirstOrThrow()
+            ).n,
+          ),
+        ),
+      );
+    const before = await count();
+    const sids = new Set<string>();
+    for (let i = 0; i < 5; i++) {
+      const back = await returning(t, jar);
+      expect(back.status).toBe(303);
+      const fragment = new URLSearchParams(
+        new URL(back.headers.get('location') as string).hash.slice(1),
+      );
+      const token = fragment.get('access_token') as string;
+      const claims = await postJson(app, '/api/auth/introspect', t.secretKey, { token });
+      const body = (await claims.json()) as { active: boolean; sid: string };
+      expect(body.active).toBe(true);
+      sids.add(body.sid);
+    }
+    expect(await count()).toEqual(before);
+    expect(sids.size).toBe(1);
+  });
+
+  it('disabling a user ends their hosted-page sign-in; enabling them does not revive it', async () => {
+    const t = await app.tenant({ allowedOrigins: [ORIGIN] });
+    const u = await user(t);
+    const jar = new Map<string, string>();
+    expect((await signIn(t, u.address, jar)).status).toBe(303);
+    const patch = (disabled: boolean) =>
+      app.request(`/v1/users/${u.id}`, {
+        method: 'PATCH',
+        headers: { authorization: `Bearer ${t.secretKey}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ disabled }),
+      });
+    expect((await patch(true)).status).toBe(200);
+    expect((await patch(false)).status).toBe(200);
+    const back = await returning(t, jar);
+    expect(back.status).toBe(200);
+    expect(await back.text()).toContain('id="password"');
   });
 
   it('a returning browser whose link asks for a PKCE code gets one click, not a silent code', async () => {
@@ -283,6 +382,7 @@ describe.each(DIALECTS)('hosted pages over HTTP on %s', (dialect) => {
         headers: {
           'content-type': 'application/json',
           'x-latchkey-publishable-key': t.publishableKey,
+          origin: ORIGIN,
         },
         body: JSON.stringify({ grant_type: 'refresh_token', refresh_token: 'lkr_junk' }),
       });

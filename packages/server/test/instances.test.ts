@@ -16,6 +16,8 @@ import {
   freshDatabaseUrl,
   HAVE_POSTGRES,
   HAVE_REDIS,
+  METRICS_AUTH,
+  METRICS_TOKEN,
   REDIS_URL,
   SECRET,
 } from './support.js';
@@ -34,7 +36,14 @@ async function start(env: Record<string, string>): Promise<Instance> {
   const port = await freePort();
   const output: string[] = [];
   const child = spawn(process.execPath, [MAIN, 'serve'], {
-    env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn' },
+    env: {
+      ...process.env,
+      ...env,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'warn',
+      METRICS_TOKEN,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   child.stdout?.on('data', (d) => output.push(String(d)));
@@ -63,7 +72,7 @@ async function stop(instance: Instance | undefined) {
 }
 
 async function cacheHits(instance: Instance): Promise<number> {
-  const text = await (await fetch(`${instance.url}/metrics`)).text();
+  const text = await (await fetch(`${instance.url}/metrics`, { headers: METRICS_AUTH })).text();
   return Number(/latchkey_session_cache_total\{result="hit"\} (\d+)/.exec(text)?.[1] ?? 0);
 }
 

@@ -1,8 +1,22 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ERROR_CATALOGUE } from '../src/errors/index.js';
-import { type Body, DIALECTS, email, json, postJson, startApp, type TestApp } from './support.js';
+import {
+  type Body,
+  DIALECTS,
+  email,
+  eventually,
+  freshDatabaseUrl,
+  HAVE_POSTGRES,
+  json,
+  METRICS_AUTH,
+  PG_URL,
+  postJson,
+  startApp,
+  type TestApp,
+} from './support.js';
 
 describe.each(DIALECTS)('operations endpoints on %s', (dialect) => {
   let app: TestApp;
@@ -32,7 +46,7 @@ describe.each(DIALECTS)('operations endpoints on %s', (dialect) => {
       email: email(),
       password: 'correct horse battery',
     });
-    const res = await app.request('/metrics');
+    const res = await app.request('/metrics', { headers: METRICS_AUTH });
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
     const text = await res.text();
@@ -41,6 +55,47 @@ describe.each(DIALECTS)('operations endpoints on %s', (dialect) => {
     );
     expect(text).toMatch(/latchkey_sign_ups_total\{outcome="created"\} 1/);
     expect(text).toContain('latchkey_process_resident_memory_bytes');
+  });
+
+  it('GET /metrics needs METRICS_TOKEN, and is off without it', async () => {
+    const none = await app.request('/metrics');
+    expect(none.status).toBe(401);
+    expect(none.headers.get('www-authenticate')).toMatch(/^Bearer/);
+    const wrong = await app.request('/metrics', { headers: { authorization: 'Bearer nope' } });
+    expect(wrong.status).toBe(401);
+    expect(await wrong.text()).not.toContain('latchkey_');
+    const off = await startApp(dialect, { env: { METRICS_TOKEN: '' } });
+    try {
+      expect((await off.request('/metrics', { headers: METRICS_AUTH })).status).toBe(404);
+    } finally {
+      await off.dispose();
+    }
+  });
+});
+
+describe.runIf(HAVE_POSTGRES)('PostgreSQL connection errors', () => {
+  it('logs an idle pooled connection that the server drops', async () => {
+    const fresh = await freshDatabaseUrl('postgres');
+    const name = `lk_idle_${Math.random().toString(36).slice(2, 10)}`;
+    const url = new URL(fresh.url);
+    url.searchParams.set('application_name', name);
+    const app = await startApp('postgres', { databaseUrl: url.toString() });
+    const admin = new pg.Client({ connectionString: PG_URL });
+    try {
+      expect((await app.request('/readyz')).status).toBe(200);
+      await admin.connect();
+      await admin.query(
+        'select pg_terminate_backend(pid) from pg_stat_activity where application_name = $1',
+        [name],
+      );
+      await eventually(async () =>
+        app.logs.text().includes('PostgreSQL idle client error') ? true : undefined,
+      );
+    } finally {
+      await admin.end();
+      await app.dispose();
+      await fresh.drop();
+    }
   });
 });
 

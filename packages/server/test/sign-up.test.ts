@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPasswordHasher } from '../src/modules/users/index.js';
+import { emailDomainKeys } from '../src/storage/migrations/008-email-domain-keys.js';
 import {
   DIALECTS,
   email,
@@ -96,6 +97,63 @@ describe.each(DIALECTS)('sign-up on %s', (dialect) => {
     }
     const upper = await signUp({ email: `${stem.toUpperCase()}É@EXAMPLE.COM`, password: PASSWORD });
     expect(upper.status).toBe(409);
+  });
+
+  it('maps the domain as DNS does (UTS-46): one mailbox, one account', async () => {
+    const local = `bob${Date.now()}`;
+    expect((await signUp({ email: `${local}@yahoo.co.uk`, password: PASSWORD })).status).toBe(201);
+    for (const domain of [
+      'yahoo.co.u\u212a', // Kelvin sign
+      'yahoo.co.\uff55k', // full-width u
+      '\uff39ahoo.CO.uk', // full-width Y, capitals
+    ]) {
+      const res = await signUp({ email: `${local}@${domain}`, password: PASSWORD });
+      expect(res.status, domain).toBe(409);
+    }
+    const signedIn = await postJson(app, '/v1/auth/sign-in', t.secretKey, {
+      email: `${local}@yahoo.co.u\u212a`,
+      password: PASSWORD,
+    });
+    expect(signedIn.status).toBe(200);
+    // An internationalised domain and its xn-- form are one domain too.
+    expect((await signUp({ email: `${local}@bücher.example`, password: PASSWORD })).status).toBe(
+      201,
+    );
+    expect(
+      (await signUp({ email: `${local}@xn--bcher-kva.example`, password: PASSWORD })).status,
+    ).toBe(409);
+  });
+
+  it('recomputes existing keys once; of two accounts of one mailbox the older keeps the match', async () => {
+    const db = app.ctx.database.db;
+    const local = `legacy${Date.now()}`;
+    const older = await json(await signUp({ email: `${local}@yahoo.co.uk`, password: PASSWORD }));
+    const younger = await json(
+      await signUp({ email: `${local}2@yahoo.co.uk`, password: PASSWORD }),
+    );
+    // As the old rule wrote them: the domain only case-folded.
+    await db
+      .updateTable('users')
+      .set({ email: `${local}@yahoo.co.u\u212a`, email_key: `${local}@yahoo.co.u\u212a` })
+      .where('id', '=', older.userId)
+      .execute();
+    await db
+      .updateTable('users')
+      .set({ email: `${local}@yahoo.co.\uff55k`, email_key: `${local}@yahoo.co.\uff55k` })
+      .where('id', '=', younger.userId)
+      .execute();
+    await emailDomainKeys.up(db as never);
+    const keys = Object.fromEntries(
+      (
+        await db
+          .selectFrom('users')
+          .select(['id', 'email_key'])
+          .where('id', 'in', [older.userId, younger.userId])
+          .execute()
+      ).map((r) => [r.id, r.email_key]),
+    );
+    expect(keys[older.userId]).toBe(`${local}@yahoo.co.uk`);
+    expect(keys[younger.userId]).toBe(`${local}@yahoo.co.\uff55k`);
   });
 
   it('treats the same address under another tenant as another user', async () => {

@@ -429,6 +429,16 @@ describe.each(DIALECTS)('social sign-in against real provider servers on %s', (d
     expect(res.html).toContain('directory');
   });
 
+  it('lets an office behind one address start 100 provider sign-ins in a window', async () => {
+    const office = await app.tenant({ allowedOrigins: [ORIGIN] });
+    await enable(office, 'github');
+    const path = `/oauth/github/start?q=${encodeURIComponent(hostedQuery(office))}`;
+    const statuses: number[] = [];
+    for (let i = 0; i < 100; i++)
+      statuses.push((await app.request(path, { redirect: 'manual' })).status);
+    expect(statuses.filter((s) => s === 302 || s === 303)).toHaveLength(100);
+  });
+
   it('a start that asks for a PKCE code takes one click (CSRF-protected) before going to the provider', async () => {
     const q = new URLSearchParams({
       pk: t.publishableKey,

@@ -23,6 +23,9 @@ import { type DialectName, migrateToLatest, openDatabase } from '../src/storage/
 export const PG_URL = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 export const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 export const SECRET = 'test-secret-0123456789abcdefghijklmnopqrstuvwxyz';
+/** What the test apps' /metrics asks for. */
+export const METRICS_TOKEN = 'test-metrics-token-0123456789';
+export const METRICS_AUTH = { authorization: `Bearer ${METRICS_TOKEN}` };
 const CI = process.env.CI === 'true';
 
 async function postgresReachable(): Promise<boolean> {
@@ -175,6 +178,7 @@ export async function startApp(
       LOG_LEVEL: 'info',
       PORT: String(port),
       PUBLIC_URL: `http://127.0.0.1:${port}`,
+      METRICS_TOKEN,
       ...options.env,
     },
     { warn: () => {} },

@@ -212,7 +212,9 @@ describe.each(DIALECTS)('failed sign-ins are slowed, then refused, on %s', (dial
   const policy = {
     windowSeconds: 60,
     account: { slowAfter: 2, refuseAfter: 4 },
+    accountAddress: { refuseAfter: 6 },
     address: { refuseAfter: 8 },
+    knownAddressSeconds: 3600,
     slowStepMs: 150,
     slowMaxMs: 1000,
     // The waits are recorded, not slept: the test asserts how long each attempt was held.
@@ -252,6 +254,29 @@ describe.each(DIALECTS)('failed sign-ins are slowed, then refused, on %s', (dial
     expect(refused.status).toBe(429);
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
     expect((await json(refused)).code).toBe('rate_limited');
+  });
+
+  it('failures from elsewhere never lock the owner out at an address they signed in from', async () => {
+    const address = email();
+    await postJson(app, '/v1/auth/sign-up', t.secretKey, { email: address, password: PASSWORD });
+    expect((await signIn(address, PASSWORD, '198.51.100.7')).status).toBe(200);
+    for (let i = 0; i < 4; i++)
+      expect((await signIn(address, 'wrong-password', `192.0.2.${50 + i}`)).status).toBe(401);
+    // Locked for addresses the account was never signed in from...
+    expect((await signIn(address, PASSWORD, '192.0.2.200')).status).toBe(429);
+    // ...but not for its owner's known address (the same /64 for IPv6).
+    expect((await signIn(address, PASSWORD, '198.51.100.7')).status).toBe(200);
+    // Guessing from a known address (the owner's shared network) still ends there.
+    for (let i = 0; i < 6; i++)
+      expect((await signIn(address, 'wrong-password', '198.51.100.7')).status).toBe(401);
+    expect((await signIn(address, PASSWORD, '198.51.100.7')).status).toBe(429);
+  });
+
+  it('counts IPv6 addresses by their /64', async () => {
+    for (let i = 1; i <= 8; i++)
+      expect((await signIn(email('v6'), 'bad-password', `2001:db8:1:2::${i}`)).status).toBe(401);
+    expect((await signIn(email('v6'), 'bad-password', '2001:db8:1:2:ffff::9')).status).toBe(429);
+    expect((await signIn(email('v6'), 'bad-password', '2001:db8:1:3::1')).status).toBe(401);
   });
 
   it('a success before the limit clears the count', async () => {

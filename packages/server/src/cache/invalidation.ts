@@ -1,5 +1,7 @@
 import { createRequire } from 'node:module';
 import type { Redis } from 'ioredis';
+import { defaults } from '../config/defaults.js';
+import type { RedisHealth } from './redis.js';
 
 const CHANNEL = 'latchkey:invalidate';
 
@@ -13,7 +15,8 @@ export async function announce(redisUrl: string, topic: string): Promise<void> {
   const redis = new Redis(redisUrl, {
     lazyConnect: true,
     maxRetriesPerRequest: 1,
-    connectTimeout: 2000,
+    connectTimeout: defaults.timeouts.redisConnectMs,
+    commandTimeout: defaults.timeouts.redisCommandMs,
   });
   try {
     await redis.connect();
@@ -74,11 +77,22 @@ export function sqliteBus(dataVersion: () => number): InvalidationBus {
   };
 }
 
-export function redisBus(redis: Redis, onError: (error: Error) => void): InvalidationBus {
+/**
+ * `health` says whether Redis answers at all: a hung Redis delivers no invalidation, so
+ * while it does not answer no cache is trusted, and what was cached is dropped.
+ */
+export function redisBus(
+  redis: Redis,
+  health: RedisHealth,
+  onError: (error: Error) => void,
+): InvalidationBus {
   const subscriber = redis.duplicate({ enableOfflineQueue: true });
   const listeners: ((topic: string) => void)[] = [];
   let subscribed = false;
   subscriber.on('error', onError);
+  health.onChange((healthy) => {
+    if (!healthy) for (const l of listeners) l('*');
+  });
   subscriber.on('close', () => {
     subscribed = false;
     // Whatever was cached may have missed an invalidation while we were away.
@@ -97,15 +111,13 @@ export function redisBus(redis: Redis, onError: (error: Error) => void): Invalid
   });
   return {
     get live() {
-      return subscribed && redis.status === 'ready';
+      return subscribed && health.healthy;
     },
     async publish(topic) {
       for (const l of listeners) l(topic);
-      try {
-        await redis.publish(CHANNEL, topic);
-      } catch (error) {
-        onError(error as Error);
-      }
+      const sent = redis.publish(CHANNEL, topic).catch((error: Error) => onError(error));
+      // A Redis that does not answer must not hold the request: it is still told, unawaited.
+      if (health.healthy) await sent;
     },
     onInvalidate(listener) {
       listeners.push(listener);

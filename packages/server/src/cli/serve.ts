@@ -1,5 +1,6 @@
 import { buildApp } from '../app.js';
 import type { Config } from '../config/config.js';
+import { defaults } from '../config/defaults.js';
 import type { AppContext } from '../http/context.js';
 import { countAdmins, createAdmin } from '../modules/admin/index.js';
 import { listKeys } from '../modules/keys/index.js';
@@ -108,7 +109,18 @@ export async function serveCommand(config: Config, args: string[], output: Outpu
     if (stopping) return;
     stopping = true;
     app.log.info({ signal }, 'shutting down');
-    await close();
+    // A hung dependency must not keep the process alive: past the deadline it exits anyway.
+    const deadline = setTimeout(() => {
+      app.log.error({ ms: defaults.timeouts.shutdownMs }, 'shutdown deadline passed; exiting');
+      process.exit(1);
+    }, defaults.timeouts.shutdownMs);
+    deadline.unref();
+    try {
+      await close();
+    } catch (error) {
+      app.log.error({ err: error }, 'shutdown failed');
+      process.exit(1);
+    }
     process.exit(0);
   };
   process.once('SIGINT', () => void stop('SIGINT'));

@@ -17,6 +17,8 @@ export interface Config {
   readonly trustProxy: TrustProxy;
   readonly providerEndpoints: Readonly<Record<string, Readonly<Record<string, string>>>>;
   readonly logLevel: string;
+  /** Bearer token that `/metrics` asks for; unset: `/metrics` is off. */
+  readonly metricsToken: string | undefined;
   readonly bodyLimit: number;
   readonly argon2: { memoryCost: number; timeCost: number; parallelism: number };
 }
@@ -117,6 +119,10 @@ export function loadConfig(env: NodeJS.ProcessEnv, options: LoadOptions = {}): C
   if (redisUrl && !/^rediss?:\/\//.test(redisUrl)) {
     throw new ConfigError('REDIS_URL must start with redis:// or rediss://');
   }
+  const metricsToken = env.METRICS_TOKEN || undefined;
+  if (metricsToken !== undefined && metricsToken.length < 16) {
+    throw new ConfigError('METRICS_TOKEN must be at least 16 characters');
+  }
   return Object.freeze({
     port,
     host: env.HOST || defaults.host,
@@ -128,6 +134,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, options: LoadOptions = {}): C
     trustProxy: parseTrustProxy(env.TRUST_PROXY),
     providerEndpoints: parseProviderEndpoints(env.LATCHKEY_PROVIDER_ENDPOINTS),
     logLevel: env.LOG_LEVEL || 'info',
+    metricsToken,
     bodyLimit: defaults.bodyLimit,
     argon2: { ...defaults.argon2 },
   });

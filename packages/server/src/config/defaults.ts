@@ -4,8 +4,17 @@
  */
 export interface SignInFailurePolicy {
   windowSeconds: number;
+  /**
+   * One account, counted over every address: slowed, and at `refuseAfter` refused, but only
+   * to addresses it has never been signed in from (so nobody can hold its owner out).
+   */
   account: { slowAfter: number; refuseAfter: number };
+  /** One account from one address (an IPv6 /64): refused, known address or not. */
+  accountAddress: { refuseAfter: number };
+  /** One address over every account (password spraying). */
   address: { refuseAfter: number };
+  /** An address an account signed in from stays known this long. */
+  knownAddressSeconds: number;
   slowStepMs: number;
   slowMaxMs: number;
 }
@@ -13,7 +22,9 @@ export interface SignInFailurePolicy {
 const signInFailures: SignInFailurePolicy = {
   windowSeconds: 15 * 60,
   account: { slowAfter: 5, refuseAfter: 10 },
+  accountAddress: { refuseAfter: 10 },
   address: { refuseAfter: 50 },
+  knownAddressSeconds: 14 * 24 * 60 * 60,
   slowStepMs: 500,
   slowMaxMs: 3000,
 };
@@ -147,12 +158,35 @@ export const defaults = {
    */
   refreshReuseIntervalMs: 5_000,
   /**
-   * Failed sign-ins, counted per account (tenant + e-mail) and per client address (tenant +
-   * IP) over a 15-minute window. From the 5th failure on an account, each attempt waits
-   * 500 ms more (at most 3 s); at 10 failures the account answers 429 until the window ends,
-   * and so does an address at 50. A successful sign-in clears the account's count.
+   * Failed sign-ins over a 15-minute window (README "Sign-in failures"): per account, per
+   * account and address, and per address (IPv6 by /64). From the 5th failure on an account
+   * each attempt waits 500 ms more (at most 3 s); at 10 the account answers 429 to every
+   * address it was never signed in from (its owner's known addresses pass, unslowed); 10
+   * failures on one account from one address, or 50 from one address, answer 429 there. A
+   * successful sign-in clears the account's counts and makes its address known for 14 days.
    */
   signInFailures,
+  /**
+   * Retention (modules/retention): every instance runs a purge on a timer (the first run at
+   * a random point of the first interval, so instances spread out); the deletes are
+   * idempotent and batched, so several instances may run it at once. Each period counts
+   * from when the row stopped being usable (expired, revoked, used or sent).
+   */
+  retention: {
+    intervalMs: 60 * 60_000,
+    /** Rows per delete statement: no long lock on a large backlog. */
+    batchSize: 1000,
+    /** Sessions, with their refresh tokens and codes, kept for the session list and audits. */
+    endedSessionsMs: 30 * 24 * 60 * 60_000,
+    /** A used refresh token: presenting it again revokes its session only while it is kept. */
+    usedRefreshTokensMs: 7 * 24 * 60 * 60_000,
+    /** PKCE codes and e-mail links. */
+    spentLinksMs: 24 * 60 * 60_000,
+    /** The hosted page's browser sessions. */
+    endedBrowserSessionsMs: 24 * 60 * 60_000,
+    /** The dev outbox (no SMTP_URL). */
+    outboxMs: 7 * 24 * 60 * 60_000,
+  },
   /** The admin area (DESIGN section 12). */
   admin: {
     /** An admin's sign-in lasts at most this long, and ends after this much idleness. */
@@ -170,7 +204,34 @@ export const defaults = {
   },
   /** Largest token the introspection endpoint reads; anything longer is inactive. */
   maxTokenLength: 8192,
-  redisConnectTimeoutMs: 2000,
+  /**
+   * A deadline on every awaited I/O: a dependency that hangs must look like one that is
+   * down (README "Operating Latchkey"), never hold requests or a shutdown for ever.
+   */
+  timeouts: {
+    /** Redis: a connection attempt, and a command without an answer (ioredis commandTimeout). */
+    redisConnectMs: 2000,
+    redisCommandMs: 500,
+    /**
+     * Redis is pinged this often; a ping unanswered within redisCommandMs marks it down, and
+     * while down rate limits count in memory and caches stop trusting the invalidation bus.
+     */
+    redisProbeMs: 1000,
+    /** PostgreSQL: a new connection (pg connectionTimeoutMillis). */
+    pgConnectMs: 2000,
+    /** PostgreSQL: a statement on the server (statement_timeout). */
+    pgStatementMs: 5000,
+    /** PostgreSQL: an answer on the client side (pg query_timeout): a hung network. */
+    pgQueryMs: 6000,
+    /** PostgreSQL: a transaction left idle is ended by the server. */
+    pgIdleInTransactionMs: 10_000,
+    /** PostgreSQL: an idle pooled connection is closed after this. */
+    pgIdleMs: 30_000,
+    /** /readyz: each dependency's ping, so that the answer comes within a second. */
+    readinessMs: 800,
+    /** SIGTERM/SIGINT: requests in flight get this long, then the process exits anyway. */
+    shutdownMs: 10_000,
+  },
 } as const;
 
 export type Plan = keyof typeof defaults.plans;
@@ -197,6 +258,10 @@ export const socialDefaults = {
   clientIdMaxLength: 512,
   /** Apple's client secret is a JWT we sign per token request; it is valid this long. */
   appleClientSecretSeconds: 5 * 60,
-  /** Provider sign-ins one client address may start per window. */
-  startsPerAddress: { quota: 30, windowSeconds: 15 * 60 },
+  /**
+   * Provider sign-ins one client address (an IPv6 /64) may start per window. Each start
+   * writes a flow row; an office of a few hundred people behind one NAT address signs in
+   * well under this, a script filling the table does not get far.
+   */
+  startsPerAddress: { quota: 600, windowSeconds: 15 * 60 },
 } as const;

@@ -2,7 +2,12 @@ import type { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify
 import { defaults } from '../config/defaults.js';
 import { LatchkeyError } from '../errors/index.js';
 import type { KeyContext, Scope } from '../modules/keys/index.js';
-import { planWindows, rateLimited, rateLimitHeaders } from '../modules/rate-limit/index.js';
+import {
+  addressBucket,
+  planWindows,
+  rateLimited,
+  rateLimitHeaders,
+} from '../modules/rate-limit/index.js';
 import type { AppContext } from './context.js';
 import { formField } from './form-body.js';
 import { sendProblem } from './problem.js';
@@ -24,7 +29,7 @@ export async function refuseKey(
   request: FastifyRequest,
   error: LatchkeyError,
 ): Promise<never> {
-  const decision = await ctx.limiter.consume(`ip:${request.ip}`, [
+  const decision = await ctx.limiter.consume(`ip:${addressBucket(request.ip)}`, [
     { name: 'auth-failures', quota: defaults.unauthenticatedPerMinute, seconds: 60 },
   ]);
   if (!decision.allowed) {

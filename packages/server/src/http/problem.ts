@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { type FieldError, LatchkeyError } from '../errors/index.js';
+import { isDatabaseUnavailable } from '../storage/index.js';
 
 interface AjvError {
   keyword: string;
@@ -149,6 +150,12 @@ export function toLatchkeyError(error: FastifyError | Error): LatchkeyError {
   if (e.statusCode === 405) return new LatchkeyError('method_not_allowed', 'Method not allowed');
   if (e.statusCode && e.statusCode >= 400 && e.statusCode < 500) {
     return new LatchkeyError('invalid_request', 'The request is not valid', { cause: error });
+  }
+  if (isDatabaseUnavailable(error)) {
+    return new LatchkeyError('service_unavailable', 'The database did not answer; try again', {
+      cause: error,
+      headers: { 'retry-after': '1' },
+    });
   }
   return new LatchkeyError(
     'internal_error',

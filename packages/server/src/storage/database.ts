@@ -19,6 +19,8 @@ export interface Database {
   /** SQLite only: changes whenever another connection commits (PRAGMA data_version). */
   readonly dataVersion?: () => number;
   ping(): Promise<void>;
+  /** Where errors of idle pooled connections go (PostgreSQL): a dropped connection is news. */
+  onIdleError(listener: (error: Error) => void): void;
   close(): Promise<void>;
 }
 
@@ -33,6 +35,7 @@ export function openDatabase(url: string, options: OpenOptions = {}): Database {
     ? openSqlite(url.slice('sqlite:'.length))
     : openPostgres(url, options);
   return {
+    onIdleError: () => {},
     ...db,
     async ping() {
       await sql`select 1`.execute(db.db);
@@ -81,7 +84,10 @@ function cacheStatements(database: SQLiteType.Database, max = 500): void {
   }) as typeof database.prepare;
 }
 
-function openPostgres(url: string, options: OpenOptions): Pick<Database, 'db' | 'dialect'> {
+function openPostgres(
+  url: string,
+  options: OpenOptions,
+): Pick<Database, 'db' | 'dialect' | 'onIdleError'> {
   const pg = require('pg') as typeof pgType;
   const types = {
     // bigint columns hold epoch milliseconds, well inside Number's safe range.
@@ -90,17 +96,48 @@ function openPostgres(url: string, options: OpenOptions): Pick<Database, 'db' | 
         ? (value: string) => Number(value)
         : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
   };
+  const t = defaults.timeouts;
   const pool = new pg.Pool({
     connectionString: url,
     max: options.poolSize ?? defaults.storage.postgresPoolSize,
     types,
+    // A PostgreSQL that hangs (a frozen network, a stuck server) fails each step in
+    // bounded time instead of holding requests, readiness and shutdown.
+    connectionTimeoutMillis: t.pgConnectMs,
+    query_timeout: t.pgQueryMs,
+    statement_timeout: t.pgStatementMs,
+    idle_in_transaction_session_timeout: t.pgIdleInTransactionMs,
+    idleTimeoutMillis: t.pgIdleMs,
+    keepAlive: true,
   });
-  // An idle client that loses its connection must not crash the process.
-  pool.on('error', () => {});
+  // An idle client that loses its connection must not crash the process, but is told.
+  let report = (error: Error) => console.error(`PostgreSQL idle client error: ${error.message}`);
+  pool.on('error', (error) => report(error));
   return {
     db: new Kysely<Schema>({ dialect: new PostgresDialect({ pool }) }),
     dialect: 'postgres',
+    onIdleError(listener) {
+      report = listener;
+    },
   };
+}
+
+/**
+ * True when `error` says the database did not answer in time or could not be reached:
+ * a client may retry later (503), nothing is wrong with its request.
+ */
+export function isDatabaseUnavailable(error: unknown): boolean {
+  if (typeof error !== 'object' || error === null) return false;
+  const { code, message } = error as { code?: unknown; message?: unknown };
+  // 57014: statement_timeout; 57P01..57P03: the server is shutting down or starting.
+  if (code === '57014' || code === '57P01' || code === '57P02' || code === '57P03') return true;
+  if (code === 'ECONNREFUSED' || code === 'ECONNRESET' || code === 'SQLITE_BUSY') return true;
+  return (
+    typeof message === 'string' &&
+    /^(Query read timeout|timeout exceeded when trying to connect|Connection terminated)/.test(
+      message,
+    )
+  );
 }
 
 /** True when `error` is a unique-constraint violation on either database. */

@@ -1,4 +1,10 @@
-export { type Database, type DialectName, isUniqueViolation, openDatabase } from './database.js';
+export {
+  type Database,
+  type DialectName,
+  isDatabaseUnavailable,
+  isUniqueViolation,
+  openDatabase,
+} from './database.js';
 export { isUuid } from './ids.js';
 export { migrateToLatest, pendingMigrations } from './migrations/index.js';
 export type * from './schema.js';

@@ -92,7 +92,12 @@ export interface SessionsTable {
   revoked_reason: string | null;
   ip: string | null;
   user_agent: string | null;
+  /** Where its refresh tokens go: `server` (secret key) or `browser` (publishable key). */
+  channel: SessionChannel;
 }
+
+/** The client a session's refresh tokens were issued to; they work only there. */
+export type SessionChannel = 'server' | 'browser';
 
 export interface RefreshTokensTable {
   /** SHA-256 of the opaque token, hex. */
@@ -112,6 +117,8 @@ export interface HostedSessionsTable {
   created_at: Millis;
   expires_at: Millis;
   revoked_at: Millis | null;
+  /** The API session this sign-in opened, resumed by a returning browser. */
+  session_id: string | null;
 }
 
 export interface AuthCodesTable {

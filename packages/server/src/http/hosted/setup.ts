@@ -109,17 +109,22 @@ export function redirectSignedIn(
   return seeOther(reply, signedIn.location);
 }
 
-/** Signs the browser in for a user who proved who they are, and sends it back. */
+/**
+ * Signs the browser in for a user who proved who they are (or, `returning`, whose live
+ * hosted session did), and sends it back.
+ */
 export async function finishSignIn(
   ctx: AppContext,
   request: FastifyRequest,
   reply: FastifyReply,
   h: HostedRequest,
   user: User,
+  returning = false,
 ) {
   const signedIn = await signInBrowser(hostedDeps(ctx), h, user, {
     ip: request.ip,
     previousCookie: currentBrowserCookie(ctx, request, h),
+    returning,
   });
   return redirectSignedIn(ctx, reply, h, signedIn);
 }

@@ -58,7 +58,7 @@ export function signInPages(scope: FastifyInstance, ctx: AppContext) {
       // A plain request goes straight back. One that asks for a PKCE code (which yields a
       // long-lived refresh token) takes one click, so a crafted link cannot mint a code
       // without the user.
-      if (!h.codeChallenge) return finishSignIn(ctx, request, reply, h, returning);
+      if (!h.codeChallenge) return finishSignIn(ctx, request, reply, h, returning, true);
       return sendPage(
         reply,
         200,
@@ -82,7 +82,7 @@ export function signInPages(scope: FastifyInstance, ctx: AppContext) {
     if (!h) return reply;
     const returning = await returningUser(request, h);
     if (!returning) return seeOther(reply, `/sign-in?${hostedQuery(h)}`);
-    return finishSignIn(ctx, request, reply, h, returning);
+    return finishSignIn(ctx, request, reply, h, returning, true);
   });
 
   scope.post('/sign-in', formRoute(scope), async (request, reply) => {

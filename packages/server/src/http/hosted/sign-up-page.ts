@@ -48,7 +48,7 @@ export function signUpPages(scope: FastifyInstance, ctx: AppContext) {
         messagePage(
           pageContext(request),
           'Check your inbox',
-          `We sent a link to ${done.user.email}. Open it to verify your address, then sign in.`,
+          `We sent a link to ${done.mailedTo}. Open it to verify your address, then sign in.`,
         ),
       );
     } catch (error) {
@@ -61,25 +61,18 @@ export function signUpPages(scope: FastifyInstance, ctx: AppContext) {
           'Too many requests',
           'Too many sign-ups from this address; try again later.',
         );
-      const taken = error.code === 'email_taken';
-      const details = taken ? [] : (error.errors ?? []).map((x) => x.message);
+      const details = (error.errors ?? []).map((x) => x.message);
       const invalid = error.errors?.some((x) => x.path === '/email') ? 'email' : 'password';
       return sendPage(
         reply,
-        taken ? 409 : 422,
+        422,
         signUpPage({
           ctx: pageContext(request),
           query: hostedQuery(h),
           csrf: reply.generateCsrf(),
           email,
-          invalid: taken ? 'email' : invalid,
-          alert: {
-            kind: 'error',
-            message: taken
-              ? 'An account with this e-mail address exists already. Sign in instead.'
-              : 'Please correct the following:',
-            details,
-          },
+          invalid,
+          alert: { kind: 'error', message: 'Please correct the following:', details },
         }),
         [h.redirectUrl.origin],
       );

@@ -7,6 +7,7 @@ import {
   signInWithProvider,
   startedOnCallerPage,
 } from '../../modules/hosted/index.js';
+import { addressBucket } from '../../modules/rate-limit/index.js';
 import {
   authorizationOrigin,
   claimFlow,

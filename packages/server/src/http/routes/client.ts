@@ -4,7 +4,12 @@ import { Type } from 'typebox';
 import { defaults } from '../../config/defaults.js';
 import { LatchkeyError } from '../../errors/index.js';
 import { redeemCode } from '../../modules/hosted/index.js';
-import { planWindows, rateLimited, rateLimitHeaders } from '../../modules/rate-limit/index.js';
+import {
+  addressBucket,
+  planWindows,
+  rateLimited,
+  rateLimitHeaders,
+} from '../../modules/rate-limit/index.js';
 import { enabledProviders } from '../../modules/social/index.js';
 import { isAllowedOrigin } from '../../modules/tenants/index.js';
 import { requirePublishableKey } from '../auth.js';
@@ -120,7 +125,12 @@ export function clientRoutes(server: FastifyInstance, ctx: AppContext) {
   async function browserCall(request: FastifyRequest, reply: FastifyReply) {
     const found = await requirePublishableKey(ctx, request);
     const origin = request.headers.origin;
-    if (origin !== undefined && !isAllowedOrigin(found.tenant, origin)) {
+    // Browsers send Origin on every cross-origin POST (Fetch standard, "serializing a
+    // request origin"); a request without one is no browser's and gets nothing here.
+    if (origin === undefined) {
+      throw new LatchkeyError('forbidden', 'Send the Origin of the page (browsers do)');
+    }
+    if (!isAllowedOrigin(found.tenant, origin)) {
       throw new LatchkeyError('forbidden', `${origin} is not an allowed origin of this tenant`);
     }
     cors(reply, origin);
@@ -128,7 +138,7 @@ export function clientRoutes(server: FastifyInstance, ctx: AppContext) {
     // Browsers share a public key: count them per address, apart from the tenant's
     // secret-key budget, so that nobody holding the pk can use that up.
     const decision = await ctx.limiter.consume(
-      `client:${found.tenant.id}:${request.ip}`,
+      `client:${found.tenant.id}:${addressBucket(request.ip)}`,
       planWindows(found.tenant.limits),
     );
     reply.headers(rateLimitHeaders(decision));
@@ -169,7 +179,7 @@ export function clientRoutes(server: FastifyInstance, ctx: AppContext) {
         return tokens;
       }
       if (!body.refresh_token) throw new LatchkeyError('invalid_request', 'Send refresh_token');
-      return ctx.sessions.refresh(tenant, body.refresh_token);
+      return ctx.sessions.refresh(tenant, body.refresh_token, 'browser');
     },
   );
 

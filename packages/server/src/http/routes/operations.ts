@@ -1,5 +1,9 @@
-import type { FastifyInstance } from 'fastify';
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
+import { withDeadline } from '../../async/deadline.js';
+import { defaults } from '../../config/defaults.js';
+import { LatchkeyError } from '../../errors/index.js';
 import type { AppContext } from '../context.js';
 
 const Health = Type.Object({ status: Type.String() });
@@ -7,6 +11,26 @@ const Readiness = Type.Object({
   status: Type.String(),
   checks: Type.Object({ database: Type.String(), redis: Type.String() }),
 });
+
+const digest = (value: string) => createHash('sha256').update(value).digest();
+
+/**
+ * `/metrics` tells route names, traffic and memory: only a scraper holding METRICS_TOKEN
+ * reads it, and without the variable it is off.
+ */
+function requireMetricsToken(ctx: AppContext, request: FastifyRequest): void {
+  const expected = ctx.config.metricsToken;
+  if (expected === undefined) {
+    throw new LatchkeyError('not_found', 'Metrics are off; set METRICS_TOKEN to turn them on');
+  }
+  const header = request.headers.authorization ?? '';
+  const given = header.startsWith('Bearer ') ? header.slice('Bearer '.length) : '';
+  if (!timingSafeEqual(digest(given), digest(expected))) {
+    throw new LatchkeyError('unauthorized', 'Send Authorization: Bearer METRICS_TOKEN', {
+      headers: { 'www-authenticate': 'Bearer realm="metrics"' },
+    });
+  }
+}
 
 export function operationsRoutes(app: FastifyInstance, ctx: AppContext) {
   app.get(
@@ -35,17 +59,16 @@ export function operationsRoutes(app: FastifyInstance, ctx: AppContext) {
       },
     },
     async (_request, reply) => {
-      const [database, redis] = await Promise.all([
-        ctx.database.ping().then(
+      // A dependency that hangs is as unready as one that is down, and says so in time.
+      const check = (ping: () => Promise<unknown>, what: string) =>
+        withDeadline(ping(), defaults.timeouts.readinessMs, what).then(
           () => 'ok',
           () => 'unreachable',
-        ),
-        ctx.redis
-          ? ctx.redis.ping().then(
-              () => 'ok',
-              () => 'unreachable',
-            )
-          : Promise.resolve('not configured'),
+        );
+      const { redis: client } = ctx;
+      const [database, redis] = await Promise.all([
+        check(() => ctx.database.ping(), 'database ping'),
+        client ? check(() => client.ping(), 'Redis ping') : Promise.resolve('not configured'),
       ]);
       const ready = database === 'ok' && redis !== 'unreachable';
       return reply
@@ -60,13 +83,14 @@ export function operationsRoutes(app: FastifyInstance, ctx: AppContext) {
     {
       schema: {
         operationId: 'getMetrics',
-        security: [],
-        summary: 'Prometheus metrics',
+        security: [{ metricsToken: [] }],
+        summary: 'Prometheus metrics (Authorization: Bearer METRICS_TOKEN; off when unset)',
         tags: ['operations'],
         hide: false,
       },
     },
-    async (_request, reply) => {
+    async (request, reply) => {
+      requireMetricsToken(ctx, request);
       const body = await ctx.metrics.registry.metrics();
       return reply.header('content-type', ctx.metrics.registry.contentType).send(body);
     },

@@ -74,7 +74,7 @@ export function sessionRoutes(server: FastifyInstance, ctx: AppContext) {
       onRequest: steps,
     },
     async (request) => {
-      return ctx.sessions.refresh(authOf(request).tenant, request.body.refreshToken);
+      return ctx.sessions.refresh(authOf(request).tenant, request.body.refreshToken, 'server');
     },
   );
 

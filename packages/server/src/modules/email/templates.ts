@@ -27,3 +27,19 @@ export function linkMail(
         text: `Someone asked to reset the password of your ${appName} account. To choose a new one:\n\n${link}\n\n${valid} If it was not you, ignore this mail.`,
       };
 }
+
+/**
+ * To the owner of an address someone tried to sign up with again: the sign-up page says
+ * the same as for a new address (no account enumeration), and the owner learns here.
+ */
+export function accountExistsMail(
+  appName: string,
+  signInUrl: string,
+  resetLink: string,
+): { subject: string; text: string } {
+  const valid = `That link works once, for ${lifetime(defaults.hosted.linkLifetimeMs.reset)}.`;
+  return {
+    subject: `You already have a ${appName} account`,
+    text: `Someone tried to create a ${appName} account with this e-mail address, which has one already. If it was you, sign in:\n\n${signInUrl}\n\nForgot your password? Choose a new one:\n\n${resetLink}\n\n${valid} If it was not you, ignore this mail; your account is unchanged.`,
+  };
+}

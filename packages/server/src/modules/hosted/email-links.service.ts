@@ -4,7 +4,8 @@ import { defaults } from '../../config/defaults.js';
 import { sha256Hex } from '../../crypto/hash.js';
 import { LatchkeyError } from '../../errors/index.js';
 import { type Schema, transact } from '../../storage/index.js';
-import { type LinkPurpose, linkMail } from '../email/index.js';
+import { accountExistsMail, type LinkPurpose, linkMail } from '../email/index.js';
+import { addressBucket } from '../rate-limit/index.js';
 import { endUserBrowserSessions } from '../sessions/index.js';
 import { dropUnprovenIdentities } from '../social/index.js';
 import { getTenant, type Tenant } from '../tenants/index.js';
@@ -118,6 +119,26 @@ async function sendEmailLink(
 }
 
 /**
+ * Tells the owner of an address that someone tried to sign up with it, with a sign-in
+ * link and a reset link, within the per-recipient mail limit; a disabled user gets nothing.
+ */
+export async function mailAccountExists(
+  deps: HostedDeps,
+  h: HostedRequest,
+  email: string,
+): Promise<void> {
+  const user = await findUserByEmail(deps.db, h.tenant.id, email);
+  if (!user || user.disabled || !(await withinLimit(deps, 'mailPerRecipient', user.id))) return;
+  const token = await createEmailToken(deps.db, h.tenant.id, user.id, 'reset', returnToOf(h));
+  const mail = accountExistsMail(
+    h.tenant.name,
+    `${deps.authUrl}${returnToOf(h)}`,
+    `${deps.authUrl}/reset-password?token=${token}`,
+  );
+  await deps.mailer.send({ tenantId: h.tenant.id, to: user.email, ...mail });
+}
+
+/**
  * A new verification link for an unverified address that tried to sign in, within the
  * mail limits (per client address and per recipient). Whether one was sent.
  */
@@ -130,7 +151,8 @@ export async function resendVerification(
   const user = await findUserByEmail(deps.db, h.tenant.id, email);
   if (!user) return false;
   const allowed =
-    (await withinLimit(deps, 'mail', ip)) && (await withinLimit(deps, 'mailPerRecipient', user.id));
+    (await withinLimit(deps, 'mail', addressBucket(ip))) &&
+    (await withinLimit(deps, 'mailPerRecipient', user.id));
   if (allowed) await sendEmailLink(deps, h, user, 'verify');
   return allowed;
 }
@@ -145,7 +167,7 @@ export async function requestPasswordReset(
   h: HostedRequest,
   input: { email: string; ip: string; onMailError: (error: unknown) => void },
 ): Promise<void> {
-  if (!(await withinLimit(deps, 'mail', input.ip)))
+  if (!(await withinLimit(deps, 'mail', addressBucket(input.ip))))
     throw new LatchkeyError('rate_limited', 'Too many requests from this address');
   const user = input.email ? await findUserByEmail(deps.db, h.tenant.id, input.email) : undefined;
   if (!user || user.disabled) return;

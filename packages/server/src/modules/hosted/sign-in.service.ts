@@ -2,8 +2,11 @@ import { createHash, randomBytes } from 'node:crypto';
 import { defaults } from '../../config/defaults.js';
 import { sha256Hex } from '../../crypto/hash.js';
 import { LatchkeyError } from '../../errors/index.js';
-import { type Tx, transact } from '../../storage/index.js';
+import { type Tx, transact, type UserRow } from '../../storage/index.js';
+import { addressBucket } from '../rate-limit/index.js';
 import {
+  bindBrowserSession,
+  browserSessionBinding,
   endBrowserSession,
   type OpenedSession,
   startBrowserSession,
@@ -21,6 +24,7 @@ import type { HostedDeps } from './deps.js';
 import { withinLimit } from './deps.js';
 import {
   createEmailToken,
+  mailAccountExists,
   mailLink,
   resendVerification,
   returnToOf,
@@ -39,6 +43,11 @@ export interface BrowserMeta {
   ip: string;
   /** The browser's current hosted-session cookie, ended when a new one starts. */
   previousCookie: string | undefined;
+  /**
+   * A returning browser, whose live cookie is `previousCookie`: it keeps its cookie and
+   * resumes the API session it opened, so that visits write nothing new.
+   */
+  returning?: boolean;
 }
 
 interface OpenedBrowser {
@@ -55,9 +64,7 @@ async function openBrowserIn(
   user: User,
   meta: BrowserMeta,
 ): Promise<OpenedBrowser> {
-  if (meta.previousCookie) await endBrowserSession(tx.db, meta.previousCookie);
-  const cookie = await startBrowserSession(tx.db, h.tenant.id, user.id);
-  const opened = await deps.sessions.openIn(tx, h.tenant, user, { ip: meta.ip });
+  const { opened, cookie } = await browserSessionIn(deps, tx, h, user, meta);
   if (h.codeChallenge === undefined) return { opened, cookie, code: undefined };
   const code = randomBytes(32).toString('base64url');
   const now = Date.now();
@@ -77,17 +84,42 @@ async function openBrowserIn(
   return { opened, cookie, code };
 }
 
+/** The hosted session and its API session: resumed for a returning browser, else new. */
+async function browserSessionIn(
+  deps: HostedDeps,
+  tx: Tx,
+  h: HostedRequest,
+  user: User,
+  meta: BrowserMeta,
+): Promise<{ opened: OpenedSession; cookie: string }> {
+  const open = () => deps.sessions.openIn(tx, h.tenant, user, { channel: 'browser', ip: meta.ip });
+  const current = meta.returning ? meta.previousCookie : undefined;
+  if (current) {
+    const bound = await browserSessionBinding(tx.db, h.tenant.id, current);
+    const resumed = bound ? await deps.sessions.resumeIn(tx, h.tenant, bound) : undefined;
+    if (resumed && resumed.user.id === user.id) return { opened: resumed, cookie: current };
+    const opened = await open();
+    await bindBrowserSession(tx.db, current, opened.sessionId);
+    return { opened, cookie: current };
+  }
+  if (meta.previousCookie) await endBrowserSession(tx.db, meta.previousCookie);
+  const opened = await open();
+  return {
+    opened,
+    cookie: await startBrowserSession(tx.db, h.tenant.id, user.id, opened.sessionId),
+  };
+}
+
 /** After the commit: the access token, in the fragment (never the query). */
 async function redirectFor(
   deps: HostedDeps,
   h: HostedRequest,
   { opened, cookie, code }: OpenedBrowser,
 ): Promise<BrowserSignIn> {
-  const tokens = await deps.sessions.tokens(h.tenant, opened);
   const fragment = new URLSearchParams({
-    access_token: tokens.accessToken,
+    access_token: await deps.sessions.accessToken(h.tenant, opened),
     token_type: 'Bearer',
-    expires_in: String(tokens.expiresIn),
+    expires_in: String(h.tenant.accessTokenTtl),
     tenant_id: h.tenant.id,
   });
   if (h.state !== undefined) fragment.set('state', h.state);
@@ -157,25 +189,44 @@ export async function signInWithPassword(
   return signInBrowser(deps, h, user, input);
 }
 
+/** Signed in at once, or told to look in the mailbox of `mailedTo`. */
 export type BrowserSignUp =
-  | { signedIn: BrowserSignIn; user: User }
-  | { signedIn: undefined; user: User };
+  | { signedIn: BrowserSignIn; mailedTo?: undefined }
+  | { signedIn: undefined; mailedTo: string };
 
 /**
  * The hosted sign-up form, within the per-address sign-up limit (rate_limited past it).
  * A tenant that needs a verified address gets the user and a mailed link; otherwise the
  * browser is signed in, the user and sessions written in one transaction.
+ *
+ * An address that has an account already gets the answer a new one gets on a tenant that
+ * verifies addresses ("check your inbox", after the same argon2 work), and its owner a
+ * mail (OWASP Authentication Cheat Sheet, "account enumeration"): the page never tells
+ * who has an account. (Where a new account signs in at once, that difference remains.)
  */
 export async function signUpInBrowser(
   deps: HostedDeps,
   h: HostedRequest,
   input: { email: string; password: string } & BrowserMeta,
 ): Promise<BrowserSignUp> {
-  if (!(await withinLimit(deps, 'signUp', input.ip)))
+  if (!(await withinLimit(deps, 'signUp', addressBucket(input.ip))))
     throw new LatchkeyError('rate_limited', 'Too many sign-ups from this address');
-  const row = await preparePasswordUser(deps, h.tenant, input);
+  const email = input.email.trim();
+  const taken = async (error: unknown, hashed: boolean) => {
+    if (!(error instanceof LatchkeyError && error.code === 'email_taken')) throw error;
+    if (!hashed) await deps.hasher.hash(input.password);
+    await mailAccountExists(deps, h, email);
+    return { signedIn: undefined, mailedTo: email };
+  };
+  let row: UserRow;
+  try {
+    row = await preparePasswordUser(deps, h.tenant, input);
+  } catch (error) {
+    return taken(error, false);
+  }
   const verify = h.tenant.requireEmailVerification;
-  // The user and what follows (a link, or the sessions) are written together.
+  // The user and what follows (a link, or the sessions) are written together; a sign-up
+  // of the same address that won the race makes this one a duplicate like any other.
   const done = await transact(deps.db, deps.bus, async (tx) => {
     const user = await insertNewUser(tx.db, row);
     if (verify) {
@@ -183,10 +234,11 @@ export async function signUpInBrowser(
       return { user, token, browser: undefined };
     }
     return { user, token: undefined, browser: await openBrowserIn(deps, tx, h, user, input) };
-  });
-  if (done.browser) return { signedIn: await redirectFor(deps, h, done.browser), user: done.user };
+  }).catch((error: unknown) => taken(error, true));
+  if (!('user' in done)) return done;
+  if (done.browser) return { signedIn: await redirectFor(deps, h, done.browser) };
   await mailLink(deps, h.tenant, done.user, 'verify', done.token as string);
-  return { signedIn: undefined, user: done.user };
+  return { signedIn: undefined, mailedTo: done.user.email };
 }
 
 /**
@@ -212,7 +264,9 @@ export async function redeemCode(
   // Checked before the code is claimed, so that a wrong guess cannot burn it for its owner.
   const challenge = createHash('sha256').update(input.codeVerifier).digest('base64url');
   if (challenge !== row.code_challenge || row.expires_at <= Date.now()) return undefined;
-  const opened = await transact(deps.db, deps.bus, async (tx) => {
+  const signer = await deps.sessions.signer(tenant);
+  // Signed before the commit: a code is never used up without its tokens being handed out.
+  return transact(deps.db, deps.bus, async (tx) => {
     const claimed = await tx.db
       .updateTable('auth_codes')
       .set({ used_at: Date.now() })
@@ -224,7 +278,7 @@ export async function redeemCode(
       await deps.sessions.revokeIn(tx, tenant.id, { sessionId: row.session_id }, 'code_reused');
       return undefined;
     }
-    return deps.sessions.continueIn(tx, tenant, row.session_id);
+    const opened = await deps.sessions.continueIn(tx, tenant, row.session_id);
+    return opened && deps.sessions.tokens(tenant, opened, signer);
   });
-  return opened && deps.sessions.tokens(tenant, opened);
 }

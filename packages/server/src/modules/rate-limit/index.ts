@@ -1,3 +1,4 @@
+export { addressBucket } from './address.js';
 export {
   type Decision,
   RateLimitService,

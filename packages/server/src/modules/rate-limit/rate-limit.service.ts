@@ -28,6 +28,11 @@ export interface RateLimitServiceOptions {
   /** Shared counters for every instance; without it each process counts on its own. */
   redis?: Redis | undefined;
   keyPrefix?: string;
+  /**
+   * False while Redis is connected but does not answer (hung): counting goes straight to
+   * memory instead of waiting for each command's timeout.
+   */
+  storeHealthy?: () => boolean;
   /** Told once per outage when Redis fails and counting falls back to this process. */
   onStoreError?: (error: unknown) => void;
 }
@@ -42,7 +47,9 @@ export interface RateLimitServiceOptions {
  */
 export class RateLimitService {
   readonly #limiters = new Map<string, RateLimiterAbstract>();
+  readonly #fallbacks = new Map<string, RateLimiterAbstract>();
   readonly #redis: Redis | undefined;
+  readonly #storeHealthy: () => boolean;
   readonly #prefix: string;
   readonly #onStoreError: (error: unknown) => void;
   #storeFailing = false;
@@ -50,6 +57,7 @@ export class RateLimitService {
   constructor(options: RateLimitServiceOptions = {}) {
     this.#redis = options.redis;
     this.#prefix = options.keyPrefix ?? 'lk:rl';
+    this.#storeHealthy = options.storeHealthy ?? (() => true);
     this.#onStoreError = options.onStoreError ?? (() => {});
   }
 
@@ -72,7 +80,9 @@ export class RateLimitService {
           })
         : memory;
       this.#limiters.set(id, limiter);
+      this.#fallbacks.set(id, memory);
     }
+    if (this.#redis && !this.#storeHealthy()) return this.#fallbacks.get(id) ?? limiter;
     return limiter;
   }
 
@@ -129,7 +139,7 @@ export class RateLimitService {
         }
       }),
     );
-    if (this.#redis?.status === 'ready') this.#storeFailing = false;
+    if (this.#redis?.status === 'ready' && this.#storeHealthy()) this.#storeFailing = false;
     const refused = results.filter((r) => !r.allowed);
     const retryAfter = refused.length
       ? Math.max(...refused.map((r) => Math.ceil(r.res.msBeforeNext / 1000)), 1)

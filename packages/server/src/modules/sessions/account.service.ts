@@ -42,6 +42,7 @@ export async function signIn(
   const user = await verifyCredentials(deps, tenant, input);
   const opened = await transact(deps.db, deps.bus, (tx) =>
     deps.sessions.openIn(tx, tenant, user, {
+      channel: 'server',
       ip: input.sessionIp ?? input.ip,
       userAgent: input.userAgent,
     }),
@@ -49,7 +50,10 @@ export async function signIn(
   return { ...(await deps.sessions.tokens(tenant, opened)), user };
 }
 
-/** Name, metadata, roles, disabled; disabling also revokes every session of the user. */
+/**
+ * Name, metadata, roles, disabled. Disabling also revokes every session of the user and
+ * ends their hosted-page sign-ins, so that enabling them again revives no old cookie.
+ */
 export async function updateUser(
   deps: AccountDeps,
   tenantId: string,
@@ -58,7 +62,10 @@ export async function updateUser(
 ): Promise<User> {
   return transact(deps.db, deps.bus, async (tx) => {
     const { user, disabledNow } = await applyUserUpdate(tx.db, tenantId, userId, input);
-    if (disabledNow) await deps.sessions.revokeIn(tx, tenantId, { userId }, 'user_disabled');
+    if (disabledNow) {
+      await deps.sessions.revokeIn(tx, tenantId, { userId }, 'user_disabled');
+      await endUserBrowserSessions(tx.db, tenantId, userId);
+    }
     tx.invalidate(`user:${userId}`);
     return user;
   });

@@ -11,11 +11,12 @@ import { getUser, type User } from '../users/index.js';
  */
 const sha256 = sha256Hex;
 
-/** A new cookie value each time (no fixation). */
+/** A new cookie value each time (no fixation), bound to the API session it opened. */
 export async function startBrowserSession(
   db: Kysely<Schema>,
   tenantId: string,
   userId: string,
+  sessionId: string | null = null,
 ): Promise<string> {
   const value = randomBytes(32).toString('base64url');
   const now = Date.now();
@@ -28,6 +29,7 @@ export async function startBrowserSession(
       created_at: now,
       expires_at: now + defaults.hosted.browserSessionMs,
       revoked_at: null,
+      session_id: sessionId,
     })
     .execute();
   return value;
@@ -47,6 +49,35 @@ export async function browserSessionUser(
   if (!row || row.revoked_at !== null || row.expires_at <= Date.now()) return undefined;
   const user = await getUser(db, tenantId, row.user_id).catch(() => undefined);
   return user && !user.disabled ? user : undefined;
+}
+
+/** The API session a live hosted session opened (undefined: none, or not live). */
+export async function browserSessionBinding(
+  db: Kysely<Schema>,
+  tenantId: string,
+  value: string,
+): Promise<string | undefined> {
+  const row = await db
+    .selectFrom('hosted_sessions')
+    .select(['session_id', 'expires_at', 'revoked_at'])
+    .where('hash', '=', sha256(value))
+    .where('tenant_id', '=', tenantId)
+    .executeTakeFirst();
+  if (!row || row.revoked_at !== null || row.expires_at <= Date.now()) return undefined;
+  return row.session_id ?? undefined;
+}
+
+/** Binds a hosted session to the API session it now resumes. */
+export async function bindBrowserSession(
+  db: Kysely<Schema>,
+  value: string,
+  sessionId: string,
+): Promise<void> {
+  await db
+    .updateTable('hosted_sessions')
+    .set({ session_id: sessionId })
+    .where('hash', '=', sha256(value))
+    .execute();
 }
 
 /** Signs a user's browsers out of the hosted page (password reset, sign out everywhere). */

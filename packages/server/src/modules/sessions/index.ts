@@ -6,6 +6,8 @@ export {
   updateUser,
 } from './account.service.js';
 export {
+  bindBrowserSession,
+  browserSessionBinding,
   browserSessionUser,
   endBrowserSession,
   endUserBrowserSessions,
@@ -13,6 +15,7 @@ export {
 } from './browser-sessions.js';
 export {
   audienceOf,
+  type IssuedSession,
   issuerOf,
   type OpenedSession,
   type Session,

@@ -20,6 +20,7 @@ export async function findRefreshToken(db: Kysely<Schema>, tenantId: string, has
       'r.used_at',
       'r.expires_at',
       's.id as session_id',
+      's.channel',
       's.revoked_at',
       's.expires_at as session_expires_at',
       'u.id as user_id',

@@ -6,7 +6,14 @@ import { TtlCache } from '../../cache/ttl-cache.js';
 import { defaults } from '../../config/defaults.js';
 import { sha256Hex } from '../../crypto/hash.js';
 import { LatchkeyError } from '../../errors/index.js';
-import { isUuid, type Schema, type SessionRow, type Tx, transact } from '../../storage/index.js';
+import {
+  isUuid,
+  type Schema,
+  type SessionChannel,
+  type SessionRow,
+  type Tx,
+  transact,
+} from '../../storage/index.js';
 import type { Tenant } from '../tenants/index.js';
 import { getUser, type User } from '../users/index.js';
 import {
@@ -33,12 +40,25 @@ export interface TokenSet {
   sessionId: string;
 }
 
-/** A session written by a transaction whose access token is not signed yet. */
+/** A session written or resumed by a transaction whose access token is not signed yet. */
 export interface OpenedSession {
   sessionId: string;
-  refreshToken: string;
   user: User;
 }
+
+/** An opened session with a new refresh token for its client. */
+export interface IssuedSession extends OpenedSession {
+  refreshToken: string;
+}
+
+type OpenMeta<C extends SessionChannel> = {
+  channel: C;
+  ip?: string | undefined;
+  userAgent?: string | undefined;
+};
+
+/** A tenant's signing key, ready to sign. */
+export type Signer = Awaited<ReturnType<SigningKeys['active']>>;
 
 export interface Session {
   id: string;
@@ -120,8 +140,22 @@ export class Sessions {
     });
   }
 
-  async #accessToken(tenant: Tenant, user: User, sessionId: string): Promise<string> {
-    const { kid, key } = await this.#deps.signingKeys.active(tenant.id);
+  /**
+   * The tenant's signing key, fetched before a workflow claims anything: signing inside
+   * the transaction then needs no more I/O, so a refresh token or code is never used up
+   * by a transaction whose tokens could not be signed (the retry would look like theft).
+   */
+  async signer(tenant: Tenant): Promise<Signer> {
+    return this.#deps.signingKeys.active(tenant.id);
+  }
+
+  async #accessToken(
+    tenant: Tenant,
+    user: User,
+    sessionId: string,
+    signer?: Signer,
+  ): Promise<string> {
+    const { kid, key } = signer ?? (await this.#deps.signingKeys.active(tenant.id));
     // RFC 9068 section 2.1: typ "at+jwt"; RFC 8725 section 3.1: one algorithm, pinned.
     // Section 2.2's client_id: every app of a tenant is one client, named by the tenant id
     // (the id that also authenticates introspection, RFC 7662 section 2.1).
@@ -162,15 +196,28 @@ export class Sessions {
   }
 
   /**
-   * Writes a new session and its first refresh token within a workflow's transaction.
+   * Writes a new session within a workflow's transaction, with its first refresh token for
+   * a server; a browser gets its refresh tokens only by redeeming a code (`continueIn`).
    * The access token is signed by `tokens` once the transaction has committed.
    */
   async openIn(
     tx: Tx,
     tenant: Tenant,
     user: User,
-    meta: { ip?: string | undefined; userAgent?: string | undefined } = {},
-  ): Promise<OpenedSession> {
+    meta: OpenMeta<'server'>,
+  ): Promise<IssuedSession>;
+  async openIn(
+    tx: Tx,
+    tenant: Tenant,
+    user: User,
+    meta: OpenMeta<'browser'>,
+  ): Promise<OpenedSession>;
+  async openIn(
+    tx: Tx,
+    tenant: Tenant,
+    user: User,
+    meta: OpenMeta<SessionChannel>,
+  ): Promise<OpenedSession | IssuedSession> {
     const now = Date.now();
     const row: SessionRow = {
       id: randomUUID(),
@@ -183,26 +230,47 @@ export class Sessions {
       revoked_reason: null,
       ip: meta.ip ?? null,
       user_agent: meta.userAgent?.slice(0, defaults.sessions.userAgentMaxLength) ?? null,
+      channel: meta.channel,
     };
     await insertSession(tx.db, row);
+    if (meta.channel === 'browser') return { sessionId: row.id, user };
     const refreshToken = await this.#newRefreshToken(tx.db, tenant.id, row.id, row.expires_at);
     return { sessionId: row.id, refreshToken, user };
   }
 
+  /** A live session, resumed within a transaction (a returning browser); nothing is written. */
+  async resumeIn(tx: Tx, tenant: Tenant, sessionId: string): Promise<OpenedSession | undefined> {
+    return (await this.#live(tx, tenant, sessionId))?.opened;
+  }
+
   /** New tokens for a live session within a transaction (a redeemed sign-in code). */
-  async continueIn(tx: Tx, tenant: Tenant, sessionId: string): Promise<OpenedSession | undefined> {
+  async continueIn(tx: Tx, tenant: Tenant, sessionId: string): Promise<IssuedSession | undefined> {
+    const live = await this.#live(tx, tenant, sessionId);
+    if (!live) return undefined;
+    const refreshToken = await this.#newRefreshToken(tx.db, tenant.id, sessionId, live.expiresAt);
+    return { ...live.opened, refreshToken };
+  }
+
+  async #live(tx: Tx, tenant: Tenant, sessionId: string) {
     const row = await findSession(tx.db, tenant.id, sessionId);
     if (!row || row.revoked_at !== null || row.expires_at <= Date.now()) return undefined;
     const user = await getUser(tx.db, tenant.id, row.user_id);
     if (user.disabled) return undefined;
-    const refreshToken = await this.#newRefreshToken(tx.db, tenant.id, row.id, row.expires_at);
-    return { sessionId: row.id, refreshToken, user };
+    return { opened: { sessionId: row.id, user }, expiresAt: row.expires_at };
   }
 
-  /** Signs the access token of a session a committed transaction opened or continued. */
-  async tokens(tenant: Tenant, opened: OpenedSession): Promise<TokenSet> {
+  /** The access token alone, for a session a committed transaction opened or resumed. */
+  async accessToken(tenant: Tenant, opened: OpenedSession): Promise<string> {
+    return this.#accessToken(tenant, opened.user, opened.sessionId);
+  }
+
+  /**
+   * Signs the access token of a session a transaction opened or continued: after the
+   * commit, or within the transaction with a `signer` fetched before it.
+   */
+  async tokens(tenant: Tenant, opened: IssuedSession, signer?: Signer): Promise<TokenSet> {
     return {
-      accessToken: await this.#accessToken(tenant, opened.user, opened.sessionId),
+      accessToken: await this.#accessToken(tenant, opened.user, opened.sessionId, signer),
       tokenType: 'Bearer',
       expiresIn: tenant.accessTokenTtl,
       refreshToken: opened.refreshToken,
@@ -213,14 +281,22 @@ export class Sessions {
   /**
    * Rotates a refresh token (RFC 9700 section 4.14.2): each one works once; presenting a
    * used one again means it was copied, so the whole session is revoked. Within the reuse
-   * interval after its rotation a token gets a new pair instead (two tabs at once).
+   * interval after its rotation a token gets a new pair instead (two tabs at once). A token
+   * works only on the channel it was issued to (a server's token is no browser's).
    */
-  async refresh(tenant: Tenant, refreshToken: string): Promise<TokenSet & { user: User }> {
+  async refresh(
+    tenant: Tenant,
+    refreshToken: string,
+    channel: SessionChannel,
+  ): Promise<TokenSet & { user: User }> {
     const hash = hashToken(refreshToken);
+    const signer = await this.signer(tenant);
     // A refusal is returned, not thrown, so that the reuse revocation commits.
     const outcome = await transact(this.#deps.db, this.#deps.bus, async (tx) => {
       const found = await findRefreshToken(tx.db, tenant.id, hash);
       if (!found) return 'The refresh token is not valid';
+      // Refused before it is claimed: presenting it on the wrong channel burns nothing.
+      if (found.channel !== channel) return 'The refresh token was not issued to this client';
       const now = Date.now();
       const claimed = found.used_at === null && (await markRefreshTokenUsed(tx.db, hash, now));
       // Not claimed: used before, or by a request that won the race just now. Within the
@@ -247,10 +323,11 @@ export class Sessions {
         found.session_id,
         found.session_expires_at,
       );
-      return { sessionId: found.session_id, refreshToken: next, user };
+      const opened = { sessionId: found.session_id, refreshToken: next, user };
+      return { ...(await this.tokens(tenant, opened, signer)), user };
     });
     if (typeof outcome === 'string') throw invalidGrant(outcome);
-    return { ...(await this.tokens(tenant, outcome)), user: outcome.user };
+    return outcome;
   }
 
   /** Ends the session of a refresh token; nothing happens for an unknown one (RFC 7009 section 2.2). */

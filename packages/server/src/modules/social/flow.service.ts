@@ -2,7 +2,7 @@ import { createRemoteJWKSet, decodeJwt, jwtVerify } from 'jose';
 import * as oauth from 'oauth4webapi';
 import { socialDefaults } from '../../config/defaults.js';
 import type { SecretBox } from '../../crypto/secret-box.js';
-import type { RateLimitService } from '../rate-limit/index.js';
+import { addressBucket, type RateLimitService } from '../rate-limit/index.js';
 import type { Tenant } from '../tenants/index.js';
 import { type LinkDeps, SocialRefusal } from './link.service.js';
 import {
@@ -135,7 +135,7 @@ export async function startFlow(
   input: { hostedQuery: string; ip: string },
 ): Promise<{ url: string; state: string }> {
   const { quota, windowSeconds } = socialDefaults.startsPerAddress;
-  const allowed = await deps.limiter.consume(`oauth-start:${input.ip}`, [
+  const allowed = await deps.limiter.consume(`oauth-start:${addressBucket(input.ip)}`, [
     { name: 'oauth-start', quota, seconds: windowSeconds },
   ]);
   if (!allowed.allowed)

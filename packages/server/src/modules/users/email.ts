@@ -1,17 +1,32 @@
+import { domainToASCII } from 'node:url';
+
 /**
- * E-mail addresses are kept as typed (trimmed) and matched through a case-folded key.
+ * E-mail addresses are kept as typed (trimmed) and matched through a key: the local part
+ * case-folded, the domain as DNS resolves it.
  *
- * Folding lowers a code point only when upper-casing the result gives the same code point
- * back. That folds `A`/`a` and `É`/`é`, but never merges look-alikes: the Kelvin sign
- * (U+212A) lowers to ASCII `k`, `İ` (U+0130) to `i` plus a combining dot, the Angstrom sign
- * to `å`; none of them round-trips, so each stays itself. No Unicode normalisation is
- * applied, so NFC and NFD spellings, full-width forms and dotless `ı` remain distinct.
+ * The domain is mapped by UTS-46 (IDNA: the mapping every mail system applies before it
+ * looks the domain up), so `yahoo.co.uk` written with a Kelvin sign (U+212A), full-width
+ * letters or capitals is the one domain it reaches, and an internationalised domain matches
+ * its `xn--` form.
+ *
+ * The local part belongs to the receiving server, so it is only case-folded, and only where
+ * folding is safe: a code point is lowered only when upper-casing the result gives it back.
+ * That folds `A`/`a` and `É`/`é`, but never merges look-alikes: the Kelvin sign lowers to
+ * ASCII `k`, `İ` (U+0130) to `i` plus a combining dot; neither round-trips, so each stays
+ * itself, and NFC and NFD spellings, full-width forms and dotless `ı` remain distinct.
  */
 import { defaults } from '../../config/defaults.js';
 
 export function emailKey(email: string): string {
+  const at = email.lastIndexOf('@');
+  if (at < 0) return foldCase(email);
+  const domain = email.slice(at + 1);
+  return `${foldCase(email.slice(0, at))}@${domainToASCII(domain) || foldCase(domain)}`;
+}
+
+function foldCase(text: string): string {
   let key = '';
-  for (const ch of email) {
+  for (const ch of text) {
     const lower = ch.toLowerCase();
     key += lower !== ch && lower.toUpperCase() === ch && [...lower].length === 1 ? lower : ch;
   }

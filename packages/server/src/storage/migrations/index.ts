@@ -6,6 +6,9 @@ import { hosted } from './003-hosted.js';
 import { social } from './004-social.js';
 import { tokenAudience } from './005-token-audience.js';
 import { admin } from './006-admin.js';
+import { sessionChannel } from './007-session-channel.js';
+import { emailDomainKeys } from './008-email-domain-keys.js';
+import { hostedSessionBinding } from './009-hosted-session-binding.js';
 
 /** One ordered set of migrations serves SQLite and PostgreSQL alike. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -15,6 +18,9 @@ const MIGRATIONS: Record<string, Migration> = {
   '004-social': social,
   '005-token-audience': tokenAudience,
   '006-admin': admin,
+  '007-session-channel': sessionChannel,
+  '008-email-domain-keys': emailDomainKeys,
+  '009-hosted-session-binding': hostedSessionBinding,
 };
 
 /**

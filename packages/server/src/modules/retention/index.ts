@@ -1,0 +1,1 @@
+export { purgeExpired, type RetentionPolicy, startRetention } from './retention.service.js';
