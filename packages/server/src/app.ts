@@ -23,6 +23,7 @@ import { userRoutes } from './http/routes/users.js';
 import { wellKnownRoutes } from './http/routes/well-known.js';
 import { Problem } from './http/schemas.js';
 import { createMailer } from './modules/email/index.js';
+import { VerifiedTokens } from './modules/introspection/index.js';
 import { KeyResolver } from './modules/keys/index.js';
 import { createMetrics } from './modules/observability/metrics.js';
 import { RateLimitService } from './modules/rate-limit/index.js';
@@ -187,6 +188,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     }),
     signingKeys,
     sessions,
+    verifiedTokens: new VerifiedTokens(bus, defaults.verifiedTokens),
     authUrl: config.publicUrl,
     signInPolicy: options.signInPolicy ?? defaults.signInFailures,
     hasher: createPasswordHasher(config.argon2),

@@ -91,6 +91,11 @@ export const defaults = {
   signInFailures,
   /** Largest token the introspection endpoint reads; anything longer is inactive. */
   maxTokenLength: 8192,
+  /**
+   * Verified access tokens kept in memory (by digest) so that one seen again skips RSA:
+   * at most this many (about 1 KB each), each until its `exp`, at most `ttlMs`.
+   */
+  verifiedTokens: { maxEntries: 10_000, ttlMs: 60 * 60_000 },
   redisConnectTimeoutMs: 2000,
 } as const;
 
