@@ -25,7 +25,7 @@ import { Problem } from './http/schemas.js';
 import { createMailer } from './modules/email/index.js';
 import { VerifiedTokens } from './modules/introspection/index.js';
 import { KeyResolver } from './modules/keys/index.js';
-import { createMetrics } from './modules/observability/metrics.js';
+import { createMetrics, requestObserver } from './modules/observability/metrics.js';
 import { RateLimitService } from './modules/rate-limit/index.js';
 import { Sessions, SigningKeys } from './modules/sessions/index.js';
 import { createPasswordHasher, isValidEmail, type SignInPolicy } from './modules/users/index.js';
@@ -119,6 +119,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     // Fastify accepts a hop count too; its types only list the other forms.
     trustProxy: config.trustProxy as boolean | string | string[],
     genReqId: () => randomUUID(),
+    disableRequestLogging: true,
     frameworkErrors: (_error, _request, reply) =>
       sendProblem(reply, new LatchkeyError('invalid_request', 'The URL is not valid')),
     onProtoPoisoning: 'error',
@@ -222,22 +223,29 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   app.addHook('preClose', async () => {
     closing = true;
   });
-  app.addHook('onRequest', async (_request, reply) => {
-    if (!closing) return;
-    reply.header('connection', 'close');
-    return sendProblem(
-      reply,
-      new LatchkeyError('service_unavailable', 'The server is shutting down; try again'),
+  // Hooks that run on every request take a callback: an async hook costs a promise each.
+  app.addHook('onRequest', (request, reply, done) => {
+    if (closing) {
+      reply.header('connection', 'close');
+      sendProblem(
+        reply,
+        new LatchkeyError('service_unavailable', 'The server is shutting down; try again'),
+      );
+      return;
+    }
+    if (request.url.includes('%') && /%00/i.test(request.url))
+      return done(new LatchkeyError('invalid_request', 'The URL contains a NUL character'));
+    done();
+  });
+  const observe = requestObserver(metrics);
+  // One log line per request, when it is answered (Fastify's own logging writes two).
+  app.addHook('onResponse', (request, reply, done) => {
+    observe(request.method, request.routeOptions.url, reply.statusCode, reply.elapsedTime);
+    request.log.info(
+      { req: request, res: reply, responseTime: reply.elapsedTime },
+      'request completed',
     );
-  });
-  app.addHook('onRequest', async (request) => {
-    if (/%00/i.test(request.url))
-      throw new LatchkeyError('invalid_request', 'The URL contains a NUL character');
-  });
-  app.addHook('onResponse', async (request, reply) => {
-    const route = request.routeOptions.url ?? 'unmatched';
-    metrics.requests.inc({ method: request.method, route, status: reply.statusCode });
-    metrics.duration.observe({ method: request.method, route }, reply.elapsedTime / 1000);
+    done();
   });
 
   await app.register(swagger, {
