@@ -306,6 +306,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     routes,
     async close() {
       await app.close();
+      await ctx.limiter.close();
       await bus.close();
       redis?.disconnect();
       await database.close();
