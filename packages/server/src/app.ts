@@ -1,7 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { createRequire } from 'node:module';
 import swagger from '@fastify/swagger';
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, {
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+  LogController,
+} from 'fastify';
 import type { Redis } from 'ioredis';
 import type { DestinationStream } from 'pino';
 import { type InvalidationBus, localBus, redisBus, sqliteBus } from './cache/invalidation.js';
@@ -63,6 +68,27 @@ const REDACT = [
   '*.access_token',
 ];
 
+/**
+ * One log line per request, when it is answered, with the request in it: Fastify's own
+ * logging writes two (incoming, completed), which cost a fifth of a warm introspection.
+ */
+class OneLineLog extends LogController {
+  override incomingRequest(): void {}
+
+  override requestCompleted(
+    error: Error | null | undefined,
+    request: FastifyRequest,
+    reply: FastifyReply,
+  ): void {
+    if (error) super.requestCompleted(error, request, reply);
+    else
+      reply.log.info(
+        { req: request, res: reply, responseTime: reply.elapsedTime },
+        'request completed',
+      );
+  }
+}
+
 /** ioredis is loaded only when REDIS_URL is set. */
 const require = createRequire(import.meta.url);
 
@@ -119,7 +145,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     // Fastify accepts a hop count too; its types only list the other forms.
     trustProxy: config.trustProxy as boolean | string | string[],
     genReqId: () => randomUUID(),
-    disableRequestLogging: true,
+    logController: new OneLineLog(),
     frameworkErrors: (_error, _request, reply) =>
       sendProblem(reply, new LatchkeyError('invalid_request', 'The URL is not valid')),
     onProtoPoisoning: 'error',
@@ -238,13 +264,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     done();
   });
   const observe = requestObserver(metrics);
-  // One log line per request, when it is answered (Fastify's own logging writes two).
   app.addHook('onResponse', (request, reply, done) => {
     observe(request.method, request.routeOptions.url, reply.statusCode, reply.elapsedTime);
-    request.log.info(
-      { req: request, res: reply, responseTime: reply.elapsedTime },
-      'request completed',
-    );
     done();
   });
 
