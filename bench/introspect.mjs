@@ -1,6 +1,7 @@
 // Introspection throughput: POST /api/auth/introspect on the real server, beside a bare
 // node:http JSON endpoint measured in the same run on the same machine (the ratio is what
-// to compare across machines). Runs on SQLite, and on PostgreSQL + Redis when reachable.
+// to compare across machines), and its p99 latency at half of that peak. Runs on SQLite,
+// and on PostgreSQL + Redis (one instance) when reachable.
 // Run with `npm run bench` (or `node bench/introspect.mjs` after `npm run build`).
 import { execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -19,9 +20,11 @@ const require = createRequire(join(ROOT, 'packages/server/package.json'));
 const autocannon = require('autocannon');
 const pg = require('pg');
 
-const CONNECTIONS = 16;
+const CONNECTIONS = 10;
 const WARMUP_S = 2;
 const LOAD_S = 8;
+/** Users signed in; their tokens are cycled (each connection walks through all of them). */
+const TOKENS = 200;
 const PG_URL = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const SECRET = randomBytes(32).toString('base64url');
@@ -72,17 +75,24 @@ function start(args, env) {
   return child;
 }
 
-async function load(url, body, headers) {
-  const run = (duration) =>
-    autocannon({ url, method: 'POST', connections: CONNECTIONS, duration, headers, body });
+/** One prebuilt request per token body, cycled: no per-request work in the load generator. */
+async function load(url, bodies, headers) {
+  const { origin, pathname } = new URL(url);
+  const requests = bodies.map((body) => ({ method: 'POST', path: pathname, headers, body }));
+  const run = (duration, extra = {}) =>
+    autocannon({ url: origin, connections: CONNECTIONS, duration, requests, ...extra });
   await run(WARMUP_S);
   const r = await run(LOAD_S);
+  // The same requests at half of the peak just measured: latency when not saturated.
+  const half = await run(LOAD_S, { overallRate: Math.max(1, Math.round(r.requests.average / 2)) });
   return {
     rps: r.requests.average,
     p50: r.latency.p50,
     p99: r.latency.p99,
-    non2xx: r.non2xx,
-    errors: r.errors,
+    halfRate: Math.round(r.requests.average / 2),
+    halfP99: half.latency.p99,
+    non2xx: r.non2xx + half.non2xx,
+    errors: r.errors + half.errors,
   };
 }
 
@@ -126,21 +136,27 @@ async function scenario(name, env) {
     fetch(url + path, { method: 'POST', headers, body: JSON.stringify(body) }).then((r) =>
       r.json(),
     );
-  await post('/v1/auth/sign-up', {
-    email: 'bench@example.com',
-    password: 'correct horse battery staple',
-  });
-  const { accessToken } = await post('/v1/auth/sign-in', {
-    email: 'bench@example.com',
-    password: 'correct horse battery staple',
-  });
-  if (!(await post('/api/auth/introspect', { token: accessToken })).active)
-    throw new Error('token not active');
+  const tokens = [];
+  const password = 'correct horse battery staple';
+  await Promise.all(
+    Array.from({ length: 4 }, async (_, worker) => {
+      for (let i = worker; i < TOKENS; i += 4) {
+        const email = `bench-${i}@example.com`;
+        await post('/v1/auth/sign-up', { email, password });
+        tokens.push((await post('/v1/auth/sign-in', { email, password })).accessToken);
+      }
+    }),
+  );
+  for (const token of tokens.slice(0, 3))
+    if (!(await post('/api/auth/introspect', { token })).active)
+      throw new Error('token not active');
   const result = await load(
     `${url}/api/auth/introspect`,
-    JSON.stringify({ token: accessToken }),
+    tokens.map((token) => JSON.stringify({ token })),
     headers,
   );
+  if (!(await post('/api/auth/introspect', { token: tokens[0] })).active)
+    throw new Error('token not active after the load');
   server.kill('SIGTERM');
   await new Promise((r) => server.once('exit', r));
   return { name, ...result };
@@ -160,17 +176,16 @@ async function main() {
     console.error('bench: over time, stopping');
     cleanup();
     process.exit(1);
-  }, 120_000);
+  }, 300_000);
   timer.unref();
   const basePort = await freePort();
   const baseline = start(['-e', BASELINE], { PORT: String(basePort) });
   await sleep(300);
+  // Token-sized bodies, as many as the scenarios send, so both parse the same bytes.
   const base = await load(
     `http://127.0.0.1:${basePort}/`,
-    JSON.stringify({ token: 'x'.repeat(700) }),
-    {
-      'content-type': 'application/json',
-    },
+    Array.from({ length: TOKENS }, (_, i) => JSON.stringify({ token: `${i}`.padEnd(900, 'x') })),
+    { 'content-type': 'application/json', authorization: `Bearer sk_test_${'x'.repeat(43)}` },
   );
   baseline.kill();
 
@@ -199,16 +214,20 @@ async function main() {
   clearTimeout(timer);
 
   console.log(
-    `\nIntrospection, ${CONNECTIONS} connections, ${LOAD_S} s each (${os.availableParallelism()} cores, node ${process.version})`,
+    `\nIntrospection, ${TOKENS} tokens cycled, ${CONNECTIONS} connections, ${LOAD_S} s each (${os.availableParallelism()} cores, node ${process.version})`,
   );
   console.log(
-    `  bare node:http JSON endpoint (baseline): ${base.rps.toFixed(0)} req/s  p50 ${base.p50} ms  p99 ${base.p99} ms`,
+    `  bare node:http JSON endpoint (baseline): ${base.rps.toFixed(0)} req/s  p50 ${base.p50} ms  p99 ${base.p99} ms  p99 at half peak ${base.halfP99} ms`,
   );
   for (const s of scenarios) {
-    const ratio = (100 * s.rps) / base.rps;
     console.log(
-      `  /api/auth/introspect on ${s.name.padEnd(17)} ${s.rps.toFixed(0)} req/s  p50 ${s.p50} ms  p99 ${s.p99} ms  = ${ratio.toFixed(1)} % of baseline${s.non2xx || s.errors ? `  (non-2xx ${s.non2xx}, errors ${s.errors})` : ''}`,
+      `  /api/auth/introspect on ${s.name.padEnd(17)} ${s.rps.toFixed(0)} req/s  p50 ${s.p50} ms  p99 ${s.p99} ms${s.non2xx || s.errors ? `  (non-2xx ${s.non2xx}, errors ${s.errors})` : ''}`,
     );
+  }
+  for (const s of scenarios) {
+    const key = s.name.replace(/\W+/g, '_');
+    console.log(`introspect_${key}_warm/bare=${(s.rps / base.rps).toFixed(2)}`);
+    console.log(`introspect_${key}_p99_at_half_peak_ms=${s.halfP99} (at ${s.halfRate} req/s)`);
   }
   mkdirSync(dirname(RESULTS), { recursive: true });
   writeFileSync(

@@ -1,6 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import swagger from '@fastify/swagger';
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, {
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+  LogController,
+} from 'fastify';
 import type { Redis } from 'ioredis';
 import type { DestinationStream } from 'pino';
 import { type InvalidationBus, localBus, redisBus, sqliteBus } from './cache/invalidation.js';
@@ -25,8 +30,9 @@ import { userRoutes } from './http/routes/users.js';
 import { wellKnownRoutes } from './http/routes/well-known.js';
 import { Problem } from './http/schemas.js';
 import { createMailer } from './modules/email/index.js';
+import { VerifiedTokens } from './modules/introspection/index.js';
 import { KeyResolver } from './modules/keys/index.js';
-import { createMetrics } from './modules/observability/metrics.js';
+import { createMetrics, requestObserver } from './modules/observability/metrics.js';
 import { RateLimitService } from './modules/rate-limit/index.js';
 import { startRetention } from './modules/retention/index.js';
 import { Sessions, SigningKeys } from './modules/sessions/index.js';
@@ -65,6 +71,27 @@ const REDACT = [
   '*.access_token',
 ];
 
+/**
+ * One log line per request, when it is answered, with the request in it: Fastify's own
+ * logging writes two (incoming, completed), which cost a fifth of a warm introspection.
+ */
+class OneLineLog extends LogController {
+  override incomingRequest(): void {}
+
+  override requestCompleted(
+    error: Error | null | undefined,
+    request: FastifyRequest,
+    reply: FastifyReply,
+  ): void {
+    if (error) super.requestCompleted(error, request, reply);
+    else
+      reply.log.info(
+        { req: request, res: reply, responseTime: reply.elapsedTime },
+        'request completed',
+      );
+  }
+}
+
 /** The composition root: opens storage, builds services, registers routes. */
 export async function buildApp(config: Config, options: BuildOptions = {}): Promise<App> {
   const app = Fastify({
@@ -90,6 +117,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     // Fastify accepts a hop count too; its types only list the other forms.
     trustProxy: config.trustProxy as boolean | string | string[],
     genReqId: () => randomUUID(),
+    logController: new OneLineLog(),
     frameworkErrors: (_error, _request, reply) =>
       sendProblem(reply, new LatchkeyError('invalid_request', 'The URL is not valid')),
     onProtoPoisoning: 'error',
@@ -169,6 +197,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     }),
     signingKeys,
     sessions,
+    verifiedTokens: new VerifiedTokens(bus, defaults.verifiedTokens),
     authUrl: config.publicUrl,
     signInPolicy: options.signInPolicy ?? defaults.signInFailures,
     hasher: createPasswordHasher(config.argon2),
@@ -203,22 +232,24 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   app.addHook('preClose', async () => {
     closing = true;
   });
-  app.addHook('onRequest', async (_request, reply) => {
-    if (!closing) return;
-    reply.header('connection', 'close');
-    return sendProblem(
-      reply,
-      new LatchkeyError('service_unavailable', 'The server is shutting down; try again'),
-    );
+  // Hooks that run on every request take a callback: an async hook costs a promise each.
+  app.addHook('onRequest', (request, reply, done) => {
+    if (closing) {
+      reply.header('connection', 'close');
+      sendProblem(
+        reply,
+        new LatchkeyError('service_unavailable', 'The server is shutting down; try again'),
+      );
+      return;
+    }
+    if (request.url.includes('%') && /%00/i.test(request.url))
+      return done(new LatchkeyError('invalid_request', 'The URL contains a NUL character'));
+    done();
   });
-  app.addHook('onRequest', async (request) => {
-    if (/%00/i.test(request.url))
-      throw new LatchkeyError('invalid_request', 'The URL contains a NUL character');
-  });
-  app.addHook('onResponse', async (request, reply) => {
-    const route = request.routeOptions.url ?? 'unmatched';
-    metrics.requests.inc({ method: request.method, route, status: reply.statusCode });
-    metrics.duration.observe({ method: request.method, route }, reply.elapsedTime / 1000);
+  const observe = requestObserver(metrics);
+  app.addHook('onResponse', (request, reply, done) => {
+    observe(request.method, request.routeOptions.url, reply.statusCode, reply.elapsedTime);
+    done();
   });
 
   await app.register(swagger, {
@@ -292,6 +323,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     async close() {
       stopRetention();
       await app.close();
+      await ctx.limiter.close();
       await bus.close();
       redisHealth?.close();
       redis?.disconnect();

@@ -19,6 +19,7 @@ import {
 } from './sdk-page.js';
 import {
   email,
+  eventually,
   freePort,
   json,
   postJson,
@@ -173,7 +174,12 @@ describe.skipIf(!HAVE_CHROMIUM)(
           await route.continue();
         });
         for (let round = 1; round <= 3; round++) {
-          const before = await client.token(first);
+          // The last round's tabs tell each other their tokens; let that settle before the
+          // stored token is expired, or a late message would put a fresh one back.
+          const before = await eventually(async () => {
+            const [a, b] = [await client.token(first), await client.token(second)];
+            return a === b ? a : undefined;
+          });
           await client.expire(first);
           const tokens = await Promise.all([client.token(first), client.token(second)]);
           // Both tabs saw the expired token and refreshed it at the same moment.

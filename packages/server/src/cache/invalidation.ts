@@ -62,8 +62,18 @@ export function localBus(options: { cache: boolean }): InvalidationBus {
 export function sqliteBus(dataVersion: () => number): InvalidationBus {
   const bus = localBus({ cache: true });
   let seen = dataVersion();
+  // Read once per synchronous run of code: a request handled in that run was read from its
+  // socket before the run began, so a commit that came before the request is seen. The
+  // flag clears in the next microtask, so code after an await reads data_version again.
+  let checked = false;
+  const uncheck = () => {
+    checked = false;
+  };
   return {
     get live() {
+      if (checked) return true;
+      checked = true;
+      queueMicrotask(uncheck);
       const now = dataVersion();
       if (now !== seen) {
         seen = now;

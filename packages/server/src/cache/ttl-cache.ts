@@ -26,14 +26,19 @@ export class TtlCache<V> {
     return entry.value;
   }
 
-  set(key: string, value: V, readAt?: number): void {
+  /** `expiresAt` (epoch ms) shortens the entry's life below the cache's TTL. */
+  set(key: string, value: V, readAt?: number, expiresAt = Number.POSITIVE_INFINITY): void {
     if (this.ttlMs <= 0 || (readAt !== undefined && readAt !== this.#generation)) return;
     this.#entries.delete(key);
     if (this.#entries.size >= this.maxEntries) {
       const oldest = this.#entries.keys().next().value;
       if (oldest !== undefined) this.#entries.delete(oldest);
     }
-    this.#entries.set(key, { value, expires: Date.now() + this.ttlMs });
+    this.#entries.set(key, { value, expires: Math.min(Date.now() + this.ttlMs, expiresAt) });
+  }
+
+  get size(): number {
+    return this.#entries.size;
   }
 
   delete(key: string): void {

@@ -232,6 +232,11 @@ export const defaults = {
     /** SIGTERM/SIGINT: requests in flight get this long, then the process exits anyway. */
     shutdownMs: 10_000,
   },
+  /**
+   * Verified access tokens kept in memory (by digest) so that one seen again skips RSA:
+   * at most this many (about 1 KB each), each until its `exp`, at most `ttlMs`.
+   */
+  verifiedTokens: { maxEntries: 10_000, ttlMs: 60 * 60_000 },
 } as const;
 
 export type Plan = keyof typeof defaults.plans;

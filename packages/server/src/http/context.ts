@@ -4,6 +4,7 @@ import type { Config } from '../config/config.js';
 import type { SecretBox } from '../crypto/secret-box.js';
 import type { Mailer } from '../modules/email/index.js';
 import type { HostedDeps } from '../modules/hosted/index.js';
+import type { ActiveClaims, VerifiedTokens } from '../modules/introspection/index.js';
 import type { KeyContext, KeyResolver } from '../modules/keys/index.js';
 import type { Metrics } from '../modules/observability/metrics.js';
 import type { RateLimitService } from '../modules/rate-limit/index.js';
@@ -25,6 +26,8 @@ export interface AppContext {
   bus: InvalidationBus;
   signingKeys: SigningKeys;
   sessions: Sessions;
+  /** Access tokens whose signature and claims already passed (introspection). */
+  verifiedTokens: VerifiedTokens<ActiveClaims>;
   /** `{auth_url}` of the reference: hosted pages, JWKS and token issuers live here. */
   authUrl: string;
   signInPolicy: SignInPolicy;

@@ -1,1 +1,7 @@
-export { type Introspection, type IntrospectionDeps, introspect } from './introspection.service.js';
+export {
+  type ActiveClaims,
+  type Introspection,
+  type IntrospectionDeps,
+  introspect,
+} from './introspection.service.js';
+export { VerifiedTokens } from './verified-tokens.js';

@@ -1,7 +1,14 @@
-import { decodeProtectedHeader, type JWTPayload, jwtVerify } from 'jose';
 import { defaults } from '../../config/defaults.js';
-import { issuerOf, type Sessions, SIGNING_ALG, type SigningKeys } from '../sessions/index.js';
+import {
+  issuerOf,
+  parseAccessToken,
+  type Sessions,
+  SIGNING_ALG,
+  type SigningKeys,
+  verifyAccessToken,
+} from '../sessions/index.js';
 import type { Tenant } from '../tenants/index.js';
+import { VerifiedTokens } from './verified-tokens.js';
 
 export type Introspection =
   | { active: false }
@@ -23,10 +30,14 @@ export type Introspection =
       token_type: 'Bearer';
     };
 
+export type ActiveClaims = Extract<Introspection, { active: true }>;
+
 export interface IntrospectionDeps {
   signingKeys: SigningKeys;
   sessions: Sessions;
   authUrl: string;
+  /** Tokens already verified; without it every token is verified again. */
+  verifiedTokens?: VerifiedTokens<ActiveClaims>;
 }
 
 const INACTIVE: Introspection = Object.freeze({ active: false });
@@ -37,9 +48,8 @@ function isStringArray(value: unknown): value is string[] {
   return Array.isArray(value) && value.every((v) => typeof v === 'string');
 }
 
-function claimsOf(payload: JWTPayload): Extract<Introspection, { active: true }> | undefined {
-  const { sub, email, tid, sid, roles, scope, exp, iat, iss, jti, aud, client_id } =
-    payload as Record<string, unknown>;
+function claimsOf(payload: Record<string, unknown>): ActiveClaims | undefined {
+  const { sub, email, tid, sid, roles, scope, exp, iat, iss, jti, aud, client_id } = payload;
   if (
     typeof sub !== 'string' ||
     typeof email !== 'string' ||
@@ -73,49 +83,75 @@ function claimsOf(payload: JWTPayload): Extract<Introspection, { active: true }>
   };
 }
 
+/** Step 1: a token is a short string of three base64url parts. */
+function sized(token: string): boolean {
+  return token.length > 0 && token.length <= defaults.maxTokenLength;
+}
+
+/**
+ * Steps 2 to 4 for a token not seen before (or forgotten): a well-formed token of this
+ * tenant, signed by one of its live keys, within its lifetime. One that passes is kept in
+ * `verifiedTokens` (which forgets it at `exp`, and everything when a signing key is revoked).
+ */
+async function verifiedClaims(
+  deps: IntrospectionDeps,
+  tenant: Tenant,
+  token: string,
+  digest: string,
+): Promise<ActiveClaims | undefined> {
+  const cache = deps.verifiedTokens;
+  const readAt = cache?.generation ?? 0;
+  // 2. RFC 8725 section 3.1: one algorithm; RFC 9068 section 2.1: typ at+jwt. The key
+  //    comes from our store by kid within the caller's tenant; jku, x5u and jwk are ignored.
+  const parsed = parseAccessToken(token, SIGNING_ALG);
+  if (!parsed) return undefined;
+  const key = await deps.signingKeys.verificationKey(tenant.id, parsed.kid);
+  if (!key) return undefined;
+  // 3. Signature, expiry, not-before, issuer.
+  const now = Date.now();
+  const payload = verifyAccessToken(
+    parsed,
+    key.key,
+    issuerOf(deps.authUrl, tenant.id),
+    Math.floor(now / 1000),
+  );
+  const claims = payload && claimsOf(payload);
+  // 4. Rule 1 of the reference: a token of another tenant is inactive; an `iat` in the
+  //    future is not believed.
+  if (!claims || claims.tid !== tenant.id) return undefined;
+  if (claims.iat > now / 1000 + SKEW_SECONDS) return undefined;
+  // exp is in whole seconds: the token is active while now < exp * 1000, as checked above.
+  cache?.set(
+    digest,
+    { tenantId: tenant.id, claims },
+    readAt,
+    Math.min(claims.exp * 1000, key.publishUntil ?? Number.POSITIVE_INFINITY),
+  );
+  return claims;
+}
+
 /**
  * Reference section 4.2 and RFC 7662, as named steps. Every failure answers exactly
- * `{ active: false }`: the caller learns nothing about why.
+ * `{ active: false }`: the caller learns nothing about why. A token and session already
+ * in memory are answered without an await (the warm path: no RSA, no query).
  */
 export async function introspect(
   deps: IntrospectionDeps,
   tenant: Tenant,
   token: string,
 ): Promise<Introspection> {
-  // 1. A token is a short string of three base64url parts.
-  if (token.length === 0 || token.length > defaults.maxTokenLength) return INACTIVE;
-  // 2. RFC 8725 section 3.1: one algorithm; RFC 9068 section 2.1: typ at+jwt. The key
-  //    comes from our store by kid within the caller's tenant; jku, x5u and jwk are ignored.
-  let kid: unknown;
-  try {
-    const header = decodeProtectedHeader(token);
-    if (header.alg !== SIGNING_ALG || header.typ !== 'at+jwt') return INACTIVE;
-    kid = header.kid;
-  } catch {
-    return INACTIVE;
-  }
-  if (typeof kid !== 'string' || kid.length === 0 || kid.length > 64) return INACTIVE;
-  const key = await deps.signingKeys.verificationKey(tenant.id, kid);
-  if (!key) return INACTIVE;
-  // 3. Signature, expiry, not-before, issuer.
-  let payload: JWTPayload;
-  try {
-    ({ payload } = await jwtVerify(token, key, {
-      algorithms: [SIGNING_ALG],
-      typ: 'at+jwt',
-      issuer: issuerOf(deps.authUrl, tenant.id),
-      requiredClaims: ['exp', 'iat', 'sub', 'jti'],
-    }));
-  } catch {
-    return INACTIVE;
-  }
-  const claims = claimsOf(payload);
-  // 4. Rule 1 of the reference: a token of another tenant is inactive.
-  if (!claims || claims.tid !== tenant.id) return INACTIVE;
-  if (claims.iat > Date.now() / 1000 + SKEW_SECONDS) return INACTIVE;
+  if (!sized(token)) return INACTIVE;
+  const digest = deps.verifiedTokens ? VerifiedTokens.digest(token) : '';
+  const hit = deps.verifiedTokens?.get(digest);
+  // A token kept for one tenant is another tenant's foreign token (rule 1).
+  if (hit && hit.tenantId !== tenant.id) return INACTIVE;
+  const claims = hit ? hit.claims : await verifiedClaims(deps, tenant, token, digest);
+  if (!claims) return INACTIVE;
   // 5. The session is live and its user exists and is enabled; e-mail and roles are the
   //    user's current ones, not the token's snapshot (a demoted admin is demoted at once).
-  const current = await deps.sessions.state(tenant.id, claims.sid, claims.sub);
+  const cached = deps.sessions.cachedState(claims.sid, claims.sub);
+  const current =
+    cached === null ? await deps.sessions.state(tenant.id, claims.sid, claims.sub) : cached;
   if (!current) return INACTIVE;
   return { ...claims, email: current.email, roles: current.roles };
 }

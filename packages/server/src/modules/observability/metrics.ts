@@ -48,3 +48,31 @@ export function createMetrics(): Metrics {
     }),
   };
 }
+
+/**
+ * Counts a request and its duration. prom-client hashes the labels on every call; the
+ * label children are kept per method, route and status instead (a bounded set: routes
+ * are patterns, never raw URLs).
+ */
+export function requestObserver(
+  metrics: Metrics,
+): (method: string, route: string | undefined, status: number, elapsedMs: number) => void {
+  const counters = new Map<string, { inc(): void }>();
+  const timers = new Map<string, { observe(value: number): void }>();
+  return (method, route = 'unmatched', status, elapsedMs) => {
+    const timerKey = `${method} ${route}`;
+    const counterKey = `${timerKey} ${status}`;
+    let counter = counters.get(counterKey);
+    if (!counter) {
+      counter = metrics.requests.labels({ method, route, status });
+      counters.set(counterKey, counter);
+    }
+    let timer = timers.get(timerKey);
+    if (!timer) {
+      timer = metrics.duration.labels({ method, route });
+      timers.set(timerKey, timer);
+    }
+    counter.inc();
+    timer.observe(elapsedMs / 1000);
+  };
+}

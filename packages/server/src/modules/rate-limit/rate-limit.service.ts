@@ -5,6 +5,7 @@ import {
   RateLimiterRedis,
   RateLimiterRes,
 } from 'rate-limiter-flexible';
+import { PlanCounter } from './plan-counter.js';
 
 export interface Window {
   /** Policy name as it appears in the RateLimit headers. */
@@ -52,6 +53,7 @@ export class RateLimitService {
   readonly #storeHealthy: () => boolean;
   readonly #prefix: string;
   readonly #onStoreError: (error: unknown) => void;
+  readonly #plans: PlanCounter;
   #storeFailing = false;
 
   constructor(options: RateLimitServiceOptions = {}) {
@@ -59,6 +61,31 @@ export class RateLimitService {
     this.#prefix = options.keyPrefix ?? 'lk:rl';
     this.#storeHealthy = options.storeHealthy ?? (() => true);
     this.#onStoreError = options.onStoreError ?? (() => {});
+    this.#plans = new PlanCounter({
+      redis: options.redis,
+      keyPrefix: `${this.#prefix}:plan`,
+      onStoreError: () => this.#reportStoreError(),
+      storeHealthy: this.#storeHealthy,
+    });
+  }
+
+  #reportStoreError(): void {
+    if (this.#storeFailing) return;
+    this.#storeFailing = true;
+    this.#onStoreError(new Error('Redis unavailable; counting rate limits in this process'));
+  }
+
+  /**
+   * Counts one request of a tenant's plan (every API request does this): answered from
+   * memory while that cannot change the decision, see PlanCounter.
+   */
+  consumePlan(key: string, windows: Window[]): Decision | Promise<Decision> {
+    return this.#plans.consume(key, windows);
+  }
+
+  /** Sends the counts still held in memory to Redis. */
+  close(): Promise<void> {
+    return this.#plans.close();
   }
 
   #limiter(window: Window): RateLimiterAbstract {
@@ -90,10 +117,7 @@ export class RateLimitService {
   #watchInsurance(memory: RateLimiterMemory): RateLimiterMemory {
     const consume = memory.consume.bind(memory);
     memory.consume = (key, points, options) => {
-      if (!this.#storeFailing) {
-        this.#storeFailing = true;
-        this.#onStoreError(new Error('Redis unavailable; counting rate limits in this process'));
-      }
+      this.#reportStoreError();
       return consume(key, points, options);
     };
     return memory;

@@ -1,3 +1,4 @@
+export { type ParsedToken, parseAccessToken, verifyAccessToken } from './access-token-verify.js';
 export {
   type AccountDeps,
   type SignInInput,
@@ -28,4 +29,5 @@ export {
   SIGNING_ALG,
   type SigningKeyInfo,
   SigningKeys,
+  type VerificationKey,
 } from './signing-keys.service.js';

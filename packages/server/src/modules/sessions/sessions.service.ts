@@ -388,24 +388,36 @@ export class Sessions {
     sessionId: string,
     userId: string,
   ): Promise<{ email: string; roles: string[] } | undefined> {
+    const cached = this.cachedState(sessionId, userId);
+    if (cached !== null) return cached;
     const live = this.#deps.bus.live;
-    let state = live ? this.#states.get(sessionId) : undefined;
+    const readAt = this.#states.generation;
+    const row = await findSessionState(this.#deps.db, tenantId, sessionId);
+    const state = {
+      userId: row?.user_id ?? '',
+      active:
+        !!row && row.revoked_at === null && row.disabled_at === null && row.expires_at > Date.now(),
+      email: row?.email ?? '',
+      roles: row ? (JSON.parse(row.roles) as string[]) : [],
+    };
+    if (live && row) this.#states.set(sessionId, state, readAt);
+    return state.active && state.userId === userId
+      ? { email: state.email, roles: state.roles }
+      : undefined;
+  }
+
+  /**
+   * `state` answered from the cache alone, with no await (introspection's warm path);
+   * null when the cache cannot answer. The session id is unique across tenants, and the
+   * caller has already checked that the token belongs to its tenant.
+   */
+  cachedState(
+    sessionId: string,
+    userId: string,
+  ): { email: string; roles: string[] } | undefined | null {
+    const state = this.#deps.bus.live ? this.#states.get(sessionId) : undefined;
     this.#deps.onCacheLookup?.(state !== undefined);
-    if (!state) {
-      const readAt = this.#states.generation;
-      const row = await findSessionState(this.#deps.db, tenantId, sessionId);
-      state = {
-        userId: row?.user_id ?? '',
-        active:
-          !!row &&
-          row.revoked_at === null &&
-          row.disabled_at === null &&
-          row.expires_at > Date.now(),
-        email: row?.email ?? '',
-        roles: row ? (JSON.parse(row.roles) as string[]) : [],
-      };
-      if (live && row) this.#states.set(sessionId, state, readAt);
-    }
+    if (!state) return null;
     return state.active && state.userId === userId
       ? { email: state.email, roles: state.roles }
       : undefined;

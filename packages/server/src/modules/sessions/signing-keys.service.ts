@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createPublicKey, type KeyObject, randomUUID } from 'node:crypto';
 import { exportJWK, generateKeyPair, importJWK, type JWK } from 'jose';
 import type { Kysely } from 'kysely';
 import type { InvalidationBus } from '../../cache/invalidation.js';
@@ -35,6 +35,12 @@ export interface PublicJwk extends JWK {
   use: string;
 }
 
+export interface VerificationKey {
+  key: KeyObject;
+  /** Epoch ms after which the key no longer verifies; null while it is neither retired nor revoked. */
+  publishUntil: number | null;
+}
+
 export interface SigningKeyInfo {
   kid: string;
   createdAt: string;
@@ -52,10 +58,8 @@ export class SigningKeys {
   readonly #box: SecretBox;
   /** Keys never change once written, so caching them by kid is always safe. */
   readonly #private = new TtlCache<Key>(defaults.signingKeys.privateCacheMs, 1000);
-  readonly #public = new TtlCache<{ key: Key; publishUntil: number | null }>(
-    defaults.signingKeys.publicCacheMs,
-    10_000,
-  );
+  /** node:crypto KeyObjects, made once per key: verifying is the hot path of introspection. */
+  readonly #public = new TtlCache<VerificationKey>(defaults.signingKeys.publicCacheMs, 10_000);
   readonly #bus: InvalidationBus | undefined;
 
   constructor(db: Kysely<Schema>, box: SecretBox, bus?: InvalidationBus) {
@@ -117,19 +121,23 @@ export class SigningKeys {
     return { kid: row.id, key };
   }
 
-  /** The public key for `kid`, looked up within this tenant only. */
-  async verificationKey(tenantId: string, kid: string): Promise<Key | undefined> {
+  /**
+   * The public key for `kid`, looked up within this tenant only, and until when it
+   * verifies (null: while it is not retired or revoked).
+   */
+  async verificationKey(tenantId: string, kid: string): Promise<VerificationKey | undefined> {
     const id = `${tenantId}/${kid}`;
+    const usable = (entry: VerificationKey) =>
+      entry.publishUntil === null || entry.publishUntil > Date.now() ? entry : undefined;
     // Reading `live` lets the bus notice a revocation made by another process (SQLite).
-    const usable = (entry: { key: Key; publishUntil: number | null }) =>
-      entry.publishUntil === null || entry.publishUntil > Date.now() ? entry.key : undefined;
     const cached = this.#bus?.live === false ? undefined : this.#public.get(id);
     if (cached) return usable(cached);
     const readAt = this.#public.generation;
     const row = await findKey(this.#db, tenantId, kid);
     if (!row) return undefined;
+    const jwk = JSON.parse(row.public_jwk) as JWK & { kty: string };
     const entry = {
-      key: (await importJWK(JSON.parse(row.public_jwk) as JWK, SIGNING_ALG)) as Key,
+      key: createPublicKey({ key: jwk, format: 'jwk' }),
       publishUntil: row.publish_until,
     };
     this.#public.set(id, entry, readAt);

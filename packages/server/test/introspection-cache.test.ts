@@ -1,0 +1,234 @@
+/**
+ * Introspection remembers verified tokens (so that a token seen again skips RSA), and every
+ * answer stays exact: a revoked session, a disabled or deleted user, a revoked signing key
+ * and an expired token answer inactive on the very next request, cached or not.
+ */
+import { randomBytes } from 'node:crypto';
+import { decodeProtectedHeader, SignJWT } from 'jose';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { announce, localBus } from '../src/cache/invalidation.js';
+import { TtlCache } from '../src/cache/ttl-cache.js';
+import {
+  introspect as introspectToken,
+  VerifiedTokens,
+} from '../src/modules/introspection/index.js';
+import { type Database, openDatabase } from '../src/storage/index.js';
+import {
+  type Body,
+  DIALECTS,
+  email,
+  eventually,
+  HAVE_REDIS,
+  json,
+  postJson,
+  REDIS_URL,
+  startApp,
+  type TestApp,
+  type TestTenant,
+} from './support.js';
+
+const PASSWORD = 'correct horse battery staple';
+const INACTIVE = '{"active":false}';
+// PostgreSQL instances cache only while Redis carries invalidations.
+const CACHING = DIALECTS.filter((dialect) => dialect === 'sqlite' || HAVE_REDIS);
+
+describe.each(CACHING)('cached introspection on %s', (dialect) => {
+  let app: TestApp;
+  let t: TestTenant;
+  let other: TestTenant;
+  let outside: Database;
+
+  beforeAll(async () => {
+    app = await startApp(dialect, { env: dialect === 'postgres' ? { REDIS_URL } : {} });
+    t = await app.tenant();
+    other = await app.tenant();
+    outside = openDatabase(app.ctx.config.databaseUrl);
+  });
+  afterAll(async () => {
+    await outside.close();
+    await app.dispose();
+  });
+
+  async function session(tenant = t): Promise<Body> {
+    const address = email();
+    await postJson(app, '/v1/auth/sign-up', tenant.secretKey, {
+      email: address,
+      password: PASSWORD,
+    });
+    const res = await postJson(app, '/v1/auth/sign-in', tenant.secretKey, {
+      email: address,
+      password: PASSWORD,
+    });
+    expect(res.status).toBe(200);
+    return json(res);
+  }
+
+  async function introspect(token: string, key = t.secretKey): Promise<string> {
+    const res = await postJson(app, '/api/auth/introspect', key, { token });
+    expect(res.status).toBe(200);
+    return res.text();
+  }
+
+  /** Introspects until the token is surely in the cache (the first answer puts it there). */
+  async function cached(token: string, key = t.secretKey): Promise<void> {
+    expect(JSON.parse(await introspect(token, key)).active).toBe(true);
+    expect(JSON.parse(await introspect(token, key)).active).toBe(true);
+  }
+
+  it('keeps a verified token, and answers it with the current e-mail and roles', async () => {
+    const s = await session();
+    const before = app.ctx.verifiedTokens.size;
+    await cached(s.accessToken);
+    expect(app.ctx.verifiedTokens.size).toBe(before + 1);
+    const patch = await app.request(`/v1/users/${s.user.id}`, {
+      method: 'PATCH',
+      headers: { authorization: `Bearer ${t.secretKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ roles: ['admin'] }),
+    });
+    expect(patch.status).toBe(200);
+    expect(JSON.parse(await introspect(s.accessToken)).roles).toEqual(['admin']);
+  });
+
+  it('a cached token is inactive at once when its session is revoked, its user disabled or deleted', async () => {
+    const auth = { authorization: `Bearer ${t.secretKey}` };
+    const revoked = await session();
+    await cached(revoked.accessToken);
+    await app.request(`/v1/sessions/${revoked.sessionId}`, { method: 'DELETE', headers: auth });
+    expect(await introspect(revoked.accessToken)).toBe(INACTIVE);
+
+    const disabled = await session();
+    await cached(disabled.accessToken);
+    await app.request(`/v1/users/${disabled.user.id}`, {
+      method: 'PATCH',
+      headers: { ...auth, 'content-type': 'application/json' },
+      body: JSON.stringify({ disabled: true }),
+    });
+    expect(await introspect(disabled.accessToken)).toBe(INACTIVE);
+
+    const deleted = await session();
+    await cached(deleted.accessToken);
+    await app.request(`/v1/users/${deleted.user.id}`, { method: 'DELETE', headers: auth });
+    expect(await introspect(deleted.accessToken)).toBe(INACTIVE);
+  });
+
+  it("a cached token stays inactive for another tenant's key", async () => {
+    const s = await session();
+    await cached(s.accessToken);
+    expect(await introspect(s.accessToken, other.secretKey)).toBe(INACTIVE);
+    expect(JSON.parse(await introspect(s.accessToken)).active).toBe(true);
+  });
+
+  it('a cached token is inactive once its exp has passed', async () => {
+    const s = await session();
+    const { kid, key } = await app.ctx.signingKeys.active(t.tenant.id);
+    const claims = JSON.parse(Buffer.from(s.accessToken.split('.')[1], 'base64url').toString());
+    const exp = Math.floor(Date.now() / 1000) + 2;
+    const short = await new SignJWT({ ...claims, exp })
+      .setProtectedHeader({ alg: 'RS256', typ: 'at+jwt', kid })
+      .sign(key);
+    await cached(short);
+    await eventually(async () => (Date.now() >= exp * 1000 ? true : undefined));
+    expect(await introspect(short)).toBe(INACTIVE);
+  });
+
+  it('a cached token is inactive at once when its signing key is revoked, here or by another process', async () => {
+    const tenant = await app.tenant();
+    const s = await session(tenant);
+    await cached(s.accessToken, tenant.secretKey);
+    await app.ctx.signingKeys.revoke(
+      tenant.tenant.id,
+      decodeProtectedHeader(s.accessToken).kid as string,
+    );
+    expect(await introspect(s.accessToken, tenant.secretKey)).toBe(INACTIVE);
+
+    // Another process revokes (the CLI writes the row; on PostgreSQL it announces on Redis).
+    const next = await session(tenant);
+    await cached(next.accessToken, tenant.secretKey);
+    const kid = decodeProtectedHeader(next.accessToken).kid as string;
+    await outside.db
+      .updateTable('signing_keys')
+      .set({ retired_at: Date.now(), publish_until: Date.now() })
+      .where('id', '=', kid)
+      .execute();
+    if (dialect === 'sqlite') {
+      expect(await introspect(next.accessToken, tenant.secretKey)).toBe(INACTIVE);
+    } else {
+      await announce(REDIS_URL, `signing-key:${tenant.tenant.id}/${kid}`);
+      await eventually(async () =>
+        (await introspect(next.accessToken, tenant.secretKey)) === INACTIVE ? true : undefined,
+      );
+    }
+  });
+});
+
+describe('introspection under 100,000 distinct tokens', () => {
+  let app: TestApp;
+  let t: TestTenant;
+  beforeAll(async () => {
+    app = await startApp('sqlite');
+    t = await app.tenant();
+  });
+  afterAll(() => app.dispose());
+
+  it('100,000 distinct tokens leave every cache as small as it was', async () => {
+    const address = email();
+    await postJson(app, '/v1/auth/sign-up', t.secretKey, { email: address, password: PASSWORD });
+    const s = await json(
+      await postJson(app, '/v1/auth/sign-in', t.secretKey, { email: address, password: PASSWORD }),
+    );
+    const [head, body] = s.accessToken.split('.') as [string, string];
+    const sizes = () => [app.ctx.verifiedTokens.size];
+    const before = sizes();
+    // Well-formed tokens of a real header and payload, each with its own (wrong) signature:
+    // every one goes through the key look-up and RSA, none may stay in memory.
+    for (let i = 0; i < 100_000; i += 1000) {
+      const batch = Array.from({ length: 1000 }, () => randomBytes(256).toString('base64url'));
+      const answers = await Promise.all(
+        batch.map((sig) => introspectToken(app.ctx, t.tenant, `${head}.${body}.${sig}`)),
+      );
+      expect(answers.every((a) => !a.active)).toBe(true);
+    }
+    expect(sizes()).toEqual(before);
+  });
+});
+
+describe('cache bounds', () => {
+  it('the verified-token cache holds at most its maximum under 100,000 distinct tokens', () => {
+    const cache = new VerifiedTokens<{ n: number }>(localBus({ cache: true }), {
+      ttlMs: 60_000,
+      maxEntries: 10_000,
+    });
+    const far = Date.now() + 60_000;
+    for (let n = 0; n < 100_000; n++) {
+      const digest = VerifiedTokens.digest(`token-${n}`);
+      cache.set(digest, { tenantId: 't', claims: { n } }, cache.generation, far);
+    }
+    expect(cache.size).toBe(10_000);
+    // The newest stay, the oldest went first.
+    expect(cache.get(VerifiedTokens.digest('token-99999'))?.claims.n).toBe(99_999);
+    expect(cache.get(VerifiedTokens.digest('token-0'))).toBeUndefined();
+  });
+
+  it('a cache without a live bus keeps nothing', () => {
+    const cache = new VerifiedTokens<number>(localBus({ cache: false }), {
+      ttlMs: 60_000,
+      maxEntries: 10,
+    });
+    cache.set('d', { tenantId: 't', claims: 1 }, cache.generation, Date.now() + 60_000);
+    expect(cache.get('d')).toBeUndefined();
+  });
+
+  it('an entry ends at its own expiry when that comes before the TTL', () => {
+    const cache = new TtlCache<number>(60_000, 10);
+    cache.set('past', 1, undefined, Date.now() - 1);
+    cache.set('future', 2, undefined, Date.now() + 60_000);
+    expect(cache.get('past')).toBeUndefined();
+    expect(cache.get('future')).toBe(2);
+  });
+
+  it('the session, key and signing-key caches hold at most their maximum', () => {
+    const cache = new TtlCache<number>(60_000, 10_000);
+    for (let n = 0; n < 100_000; n++) cache.set(`sid-${n}`, n);
+    expect(cache.size).toBe(10_000);
+  });
+});

@@ -1,0 +1,73 @@
+/**
+ * Plan limits are counted in memory and added to Redis in batches; two instances together
+ * still admit the quota, give or take a few percent, and small quotas exactly.
+ */
+import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Decision } from '../src/modules/rate-limit/index.js';
+import { PlanCounter } from '../src/modules/rate-limit/plan-counter.js';
+import { HAVE_REDIS, REDIS_URL } from './support.js';
+
+async function allowed(counter: PlanCounter, key: string, quota: number): Promise<boolean> {
+  const decision: Decision = await counter.consume(key, [{ name: 'minute', quota, seconds: 60 }]);
+  return decision.allowed;
+}
+
+describe('plan counter in memory', () => {
+  it('admits exactly the quota, answering without a promise', () => {
+    const counter = new PlanCounter({ keyPrefix: 'mem' });
+    const answers = Array.from({ length: 1200 }, () =>
+      counter.consume('t', [{ name: 'minute', quota: 1000, seconds: 60 }]),
+    );
+    expect(answers.some((a) => a instanceof Promise)).toBe(false);
+    expect(answers.filter((a) => (a as Decision).allowed)).toHaveLength(1000);
+    void counter.close();
+  });
+});
+
+describe.skipIf(!HAVE_REDIS)('plan counter shared through Redis', () => {
+  let a: Redis;
+  let b: Redis;
+  beforeAll(async () => {
+    a = new Redis(REDIS_URL);
+    b = new Redis(REDIS_URL);
+    await Promise.all([a.ping(), b.ping()]);
+  });
+  afterAll(() => {
+    a.disconnect();
+    b.disconnect();
+  });
+
+  it('two instances admit a large quota within a few percent, in batches', async () => {
+    const prefix = `lk:test:${randomUUID()}`;
+    const one = new PlanCounter({ redis: a, keyPrefix: prefix });
+    const two = new PlanCounter({ redis: b, keyPrefix: prefix });
+    const quota = 10_000;
+    let admitted = 0;
+    let local = 0;
+    for (let i = 0; i < 12_000; i++) {
+      const counter = i % 2 ? one : two;
+      const answer = counter.consume('tenant', [{ name: 'minute', quota, seconds: 60 }]);
+      if (!(answer instanceof Promise)) local++;
+      if ((await answer).allowed) admitted++;
+    }
+    await Promise.all([one.close(), two.close()]);
+    expect(admitted).toBeGreaterThanOrEqual(quota);
+    expect(admitted).toBeLessThanOrEqual(quota * 1.04);
+    // Most requests never waited for Redis.
+    expect(local).toBeGreaterThan(quota * 0.9);
+    expect(Number(await a.get(`${prefix}:minute:${quota}:60:tenant`))).toBe(12_000);
+  });
+
+  it('a small quota is counted exactly across instances', async () => {
+    const prefix = `lk:test:${randomUUID()}`;
+    const one = new PlanCounter({ redis: a, keyPrefix: prefix });
+    const two = new PlanCounter({ redis: b, keyPrefix: prefix });
+    const results = await Promise.all(
+      Array.from({ length: 10 }, (_, i) => allowed(i % 2 ? one : two, 'tenant', 6)),
+    );
+    expect(results.filter(Boolean)).toHaveLength(6);
+    await Promise.all([one.close(), two.close()]);
+  });
+});
