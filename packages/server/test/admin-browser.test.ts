@@ -134,8 +134,12 @@ for (const dialect of DIALECTS) {
         expect(await h1(page)).toBe('Branding');
         await page.getByLabel('Primary color').fill('#0a7d33');
         await page.getByLabel('Name').fill('Journey Branded');
-        expect(await page.locator('#preview [data-pv=name]').first().textContent()).toBe(
-          'Journey Branded',
+        // The hosted page's own rendering and the script's own buttons, before the save.
+        await expect
+          .poll(() => page.frameLocator('#hosted-preview').locator('.tenant').textContent())
+          .toBe('Journey Branded');
+        expect(await page.locator('#buttons-preview h2').textContent()).toBe(
+          'Sign in to Journey Branded',
         );
         await page.getByRole('button', { name: 'Save branding' }).click();
         await expect.poll(() => page.textContent('[role=status]')).toBe('Saved.');

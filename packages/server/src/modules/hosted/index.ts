@@ -33,5 +33,4 @@ export {
   resetPage,
   signInPage,
   signUpPage,
-  textOn,
 } from './views.js';

@@ -248,6 +248,11 @@ export async function listTenants(db: Kysely<Schema>): Promise<Tenant[]> {
   return (await listTenantRows(db)).map(toTenant);
 }
 
+/** The checks updateTenant makes, saving nothing (the admin area's Branding preview). */
+export function checkTenantUpdate(tenant: Tenant, input: Omit<TenantInput, 'environment'>): void {
+  validateInput(input, tenant.environment, false);
+}
+
 export async function updateTenant(
   db: Kysely<Schema>,
   id: string,
