@@ -1,5 +1,6 @@
 // One source, two builds (DESIGN 10): ESM for bundlers, and the script-tag IIFE. The
-// package's build script runs tsc afterwards for the ESM build's .d.ts files.
+// package's build script runs tsc afterwards for the ESM build's .d.ts files. A third
+// build, dist/preview.js, draws the same buttons for the admin area's Branding preview.
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
@@ -28,6 +29,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
       outfile: here('dist/index.js'),
     }),
     build(iife),
+    build({ ...iife, entryPoints: [here('src/preview.ts')], outfile: here('dist/preview.js') }),
   ]);
 }
 

@@ -56,8 +56,11 @@ function el<K extends keyof HTMLElementTagNameMap>(
   return node;
 }
 
+/** What the buttons need of a client (the admin area's Branding preview passes its own). */
+export type ButtonsClient = Pick<LatchkeyClient, 'getConfig' | 'signInWith'>;
+
 export function renderButtons(
-  client: LatchkeyClient,
+  client: ButtonsClient,
   target: string | Element,
   options: MountOptions,
 ): () => void {

@@ -134,8 +134,12 @@ for (const dialect of DIALECTS) {
         expect(await h1(page)).toBe('Branding');
         await page.getByLabel('Primary color').fill('#0a7d33');
         await page.getByLabel('Name').fill('Journey Branded');
-        expect(await page.locator('#preview [data-pv=name]').first().textContent()).toBe(
-          'Journey Branded',
+        // The hosted page's own rendering and the script's own buttons, before the save.
+        await expect
+          .poll(() => page.frameLocator('#hosted-preview').locator('.tenant').textContent())
+          .toBe('Journey Branded');
+        expect(await page.locator('#buttons-preview h2').textContent()).toBe(
+          'Sign in to Journey Branded',
         );
         await page.getByRole('button', { name: 'Save branding' }).click();
         await expect.poll(() => page.textContent('[role=status]')).toBe('Saved.');
@@ -149,14 +153,14 @@ for (const dialect of DIALECTS) {
             .evaluate((b) => getComputedStyle(b as never).backgroundColor),
         ).toBe('rgb(10, 125, 51)');
 
-        // Social Login: GitHub with the local provider, then "Test sign-in" (creates nothing).
+        // Social Login: GitHub with the local provider, "Test sign-in" (creates nothing)
+        // before it is Enabled, then Enabled.
         await nav(page, 'Social Login');
         expect(await h1(page)).toBe('Social Login');
         const panel = page.getByRole('region', { name: 'GitHub' });
         expect(await panel.locator('#github-callback').textContent()).toBe(
           `${app.url}/oauth/github/callback`,
         );
-        await panel.getByLabel('Enabled').check();
         await panel.getByLabel('Client ID').fill(github.clientId);
         await panel.getByLabel('Client secret').fill(github.clientSecret);
         await panel.getByRole('button', { name: 'Save GitHub' }).click();
@@ -183,6 +187,12 @@ for (const dialect of DIALECTS) {
           .where('tenant_id', '=', made.tenantId)
           .execute();
         expect(users).toEqual([]);
+        await hosted.goto(hostedUrl);
+        expect(await hosted.getByRole('link', { name: 'Continue with GitHub' }).count()).toBe(0);
+        await nav(page, 'Social Login');
+        await page.getByRole('region', { name: 'GitHub' }).getByLabel('Enabled').check();
+        await page.getByRole('button', { name: 'Save GitHub' }).click();
+        await expect.poll(() => page.textContent('[role=status]')).toBe('Saved.');
 
         // The same person signs in for real on the hosted page.
         github.next(person);

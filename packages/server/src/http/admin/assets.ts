@@ -1,4 +1,7 @@
-import type { FastifyInstance } from 'fastify';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import { LatchkeyError } from '../../errors/index.js';
 import { PAGE } from '../hosted/responses.js';
 
 /**
@@ -21,30 +24,59 @@ document.addEventListener('submit',function(ev){
   var q=ev.target.getAttribute('data-confirm');
   if(q&&!window.confirm(q))ev.preventDefault();
 });
-var pv=document.getElementById('preview');
-if(pv){
+var form=document.getElementById('branding');
+if(form){
   var name=document.getElementById('f-name'),logo=document.getElementById('f-logoUrl'),color=document.getElementById('f-primaryColor');
-  var luminance=function(hex){var c=[1,3,5].map(function(i){var v=parseInt(hex.slice(i,i+2),16)/255;return v<=0.04045?v/12.92:Math.pow((v+0.055)/1.055,2.4);});return 0.2126*c[0]+0.7152*c[1]+0.0722*c[2];};
-  var update=function(){
-    pv.querySelectorAll('[data-pv=name]').forEach(function(n){n.textContent=name.value;});
-    var ok=/^https:\\/\\/\\S+$/.test(logo.value);
-    pv.querySelectorAll('img[data-pv=logo]').forEach(function(i){if(ok){i.src=logo.value;i.hidden=false;}else{i.hidden=true;i.removeAttribute('src');}});
-    if(/^#[0-9a-fA-F]{6}$/.test(color.value)){
-      var l=luminance(color.value),fg=(l+0.05)/0.05>=1.05/(l+0.05)?'#000000':'#ffffff';
-      pv.querySelectorAll('.pv-primary').forEach(function(b){b.style.setProperty('background',color.value);b.style.setProperty('color',fg);});
-    }
+  var frame=document.getElementById('hosted-preview'),buttons=document.getElementById('buttons-preview');
+  var base=JSON.parse(buttons.getAttribute('data-config')),unmount=null,timer=0;
+  var values=function(){return{name:name.value,logoUrl:logo.value.trim(),primaryColor:color.value};};
+  // The real buttons of latchkey.js, drawn by /admin/assets/latchkey-preview.js.
+  var drawButtons=function(){
+    if(!window.LatchkeyPreview)return;
+    var v=values(),config=JSON.parse(JSON.stringify(base));
+    config.name=v.name.trim()||base.name;
+    config.branding={logoUrl:v.logoUrl.indexOf('https://')===0?v.logoUrl:null,primaryColor:/^#[0-9a-fA-F]{6}$/.test(v.primaryColor)?v.primaryColor:null};
+    if(unmount)unmount();else buttons.textContent='';
+    unmount=window.LatchkeyPreview(buttons,config);
   };
-  [name,logo,color].forEach(function(i){i.addEventListener('input',update);});
-  update();
+  // The hosted page, rendered by the server from the unsaved values (replace: no history entry).
+  var drawHosted=function(){
+    var url=frame.getAttribute('data-src')+'?'+new URLSearchParams(values()).toString();
+    try{frame.contentWindow.location.replace(url);}catch(e){frame.src=url;}
+  };
+  form.addEventListener('input',function(){
+    drawButtons();
+    clearTimeout(timer);timer=setTimeout(drawHosted,300);
+  });
+  drawButtons();
 }
 })();`;
 
-export function adminAssets(scope: FastifyInstance) {
-  scope.get('/admin/assets/admin.js', PAGE, async (_request, reply) =>
-    reply
-      .header('content-type', 'text/javascript; charset=utf-8')
-      .header('cache-control', 'no-cache')
-      .header('x-content-type-options', 'nosniff')
-      .send(SCRIPT),
-  );
+/** @latchkey/js's dist/preview.js: the script tag's buttons, for the Branding preview. */
+function loadPreviewScript(): Buffer | undefined {
+  try {
+    return readFileSync(createRequire(import.meta.url).resolve('@latchkey/js/preview.js'));
+  } catch {
+    return undefined;
+  }
+}
+
+const sendScript = (reply: FastifyReply, script: string | Buffer) =>
+  reply
+    .header('content-type', 'text/javascript; charset=utf-8')
+    .header('cache-control', 'no-cache')
+    .header('x-content-type-options', 'nosniff')
+    .send(script);
+
+export function adminAssets(scope: FastifyInstance, preview = loadPreviewScript()) {
+  scope.get('/admin/assets/admin.js', PAGE, async (_request, reply) => sendScript(reply, SCRIPT));
+  // Signed-in admins only: it is of no use anywhere else.
+  scope.get('/admin/assets/latchkey-preview.js', PAGE, async (_request, reply) => {
+    if (!preview)
+      throw new LatchkeyError(
+        'service_unavailable',
+        'The browser library is not built; run npm run build and restart',
+      );
+    return sendScript(reply, preview);
+  });
 }

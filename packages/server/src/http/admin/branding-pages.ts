@@ -1,16 +1,53 @@
 import type { FastifyInstance } from 'fastify';
 import { defaults } from '../../config/defaults.js';
-import { validationFailed } from '../../errors/index.js';
+import { LatchkeyError, validationFailed } from '../../errors/index.js';
 import { auditChange, tenantForAdmin } from '../../modules/admin/index.js';
 import { brandingPage } from '../../modules/admin/views/branding.js';
+import { messagePage, signInPage } from '../../modules/hosted/index.js';
 import { listKeys } from '../../modules/keys/index.js';
 import { enabledProviders } from '../../modules/social/index.js';
-import { type Tenant, updateTenant } from '../../modules/tenants/index.js';
+import { checkTenantUpdate, type Tenant, updateTenant } from '../../modules/tenants/index.js';
 import type { AppContext } from '../context.js';
 import { formField } from '../form-body.js';
 import { PAGE } from '../hosted/responses.js';
-import { alertFor, noticeOf, seeOther, sendAdminPage, signedIn, viewer } from './responses.js';
+import {
+  alertFor,
+  noticeOf,
+  seeOther,
+  sendAdminPage,
+  sendPreview,
+  signedIn,
+  viewer,
+} from './responses.js';
 import { changes } from './tenant-pages.js';
+
+type BrandingForm = { name: string; logoUrl: string; primaryColor: string };
+
+/** The Branding form's fields, from a form body or the preview's query. */
+const brandingForm = (source: unknown): BrandingForm => ({
+  name: formField(source, 'name', defaults.tenants.nameMaxLength + 1),
+  logoUrl: formField(source, 'logoUrl', defaults.tenants.logoUrlMaxLength + 1).trim(),
+  primaryColor: formField(source, 'primaryColor', 8).trim(),
+});
+
+const asInput = (form: BrandingForm) => ({
+  name: form.name,
+  logoUrl: form.logoUrl || null,
+  primaryColor: form.primaryColor || null,
+});
+
+/** The rules of a save: the tenant's own, and https even on development tenants (a logo is public). */
+function checkBranding(tenant: Tenant, form: BrandingForm): void {
+  if (form.logoUrl && !form.logoUrl.startsWith('https://'))
+    throw validationFailed([
+      {
+        path: '/logoUrl',
+        code: 'logo_url_invalid',
+        message: 'The Logo URL must start with https://',
+      },
+    ]);
+  checkTenantUpdate(tenant, asInput(form));
+}
 
 /** Branding: name, logo and colour, with a live preview of the hosted page and the buttons. */
 export function brandingPages(scope: FastifyInstance, ctx: AppContext) {
@@ -40,8 +77,8 @@ export function brandingPages(scope: FastifyInstance, ctx: AppContext) {
         hostedUrl: await hostedUrl(tenant),
         ...extra,
       }),
-      // The preview shows any https logo as it is typed.
-      { img: 'https:' },
+      // The buttons' preview shows any https logo as it is typed; the hosted one is a frame.
+      { img: 'https:', frames: "'self'" },
     );
 
   scope.get('/admin/tenants/:tenantId/branding', PAGE, async (request, reply) => {
@@ -50,30 +87,60 @@ export function brandingPages(scope: FastifyInstance, ctx: AppContext) {
     return render(request, reply, tenant, 200, { alert: noticeOf(request) });
   });
 
+  /**
+   * The hosted sign-in page as it would look with these (unsaved) values: the hosted
+   * page's own view, with the tenant's enabled providers. A value left out is the saved one.
+   */
+  scope.get('/admin/tenants/:tenantId/branding/preview', PAGE, async (request, reply) => {
+    const { tenantId } = request.params as { tenantId: string };
+    const tenant = await tenantForAdmin(db, signedIn(request).admin, tenantId);
+    const query = request.query as Record<string, unknown>;
+    const typed = brandingForm(query);
+    const form: BrandingForm = {
+      name: 'name' in query ? typed.name : tenant.name,
+      logoUrl: 'logoUrl' in query ? typed.logoUrl : (tenant.branding.logoUrl ?? ''),
+      primaryColor:
+        'primaryColor' in query ? typed.primaryColor : (tenant.branding.primaryColor ?? ''),
+    };
+    const nonce = request.cspNonce;
+    try {
+      checkBranding(tenant, form);
+    } catch (error) {
+      if (!(error instanceof LatchkeyError) || error.status !== 422) throw error;
+      const problems = error.errors?.map((f) => f.message).join('; ') ?? error.message;
+      const html = messagePage(
+        { tenant: undefined, nonce },
+        'No preview yet',
+        `Saving these values would be refused: ${problems}.`,
+        undefined,
+        'error',
+      );
+      return sendPreview(reply, 422, html);
+    }
+    const shown: Tenant = {
+      ...tenant,
+      name: form.name.trim(),
+      branding: { logoUrl: form.logoUrl || null, primaryColor: form.primaryColor || null },
+    };
+    const html = signInPage({
+      ctx: { tenant: shown, nonce },
+      query: '',
+      csrf: '',
+      providers: await enabledProviders(db, tenant.id),
+      passwordEnabled: tenant.passwordEnabled,
+    });
+    const logo = shown.branding.logoUrl;
+    return sendPreview(reply, 200, html, logo ? new URL(logo).origin : undefined);
+  });
+
   scope.post('/admin/tenants/:tenantId/branding', PAGE, async (request, reply) => {
     const { admin } = signedIn(request);
     const { tenantId } = request.params as { tenantId: string };
     const tenant = await tenantForAdmin(db, admin, tenantId);
-    const form = {
-      name: formField(request.body, 'name', defaults.tenants.nameMaxLength + 1),
-      logoUrl: formField(request.body, 'logoUrl', defaults.tenants.logoUrlMaxLength + 1).trim(),
-      primaryColor: formField(request.body, 'primaryColor', 8).trim(),
-    };
+    const form = brandingForm(request.body);
     try {
-      // The admin area asks for https even on development tenants: a logo is public.
-      if (form.logoUrl && !form.logoUrl.startsWith('https://'))
-        throw validationFailed([
-          {
-            path: '/logoUrl',
-            code: 'logo_url_invalid',
-            message: 'The Logo URL must start with https://',
-          },
-        ]);
-      const updated = await updateTenant({ db, bus: ctx.bus }, tenant.id, {
-        name: form.name,
-        logoUrl: form.logoUrl || null,
-        primaryColor: form.primaryColor || null,
-      });
+      checkBranding(tenant, form);
+      const updated = await updateTenant({ db, bus: ctx.bus }, tenant.id, asInput(form));
       await auditChange(db, admin, {
         tenantId: tenant.id,
         kind: 'branding_updated',

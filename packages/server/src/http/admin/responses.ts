@@ -8,36 +8,75 @@ export const signedIn = (request: FastifyRequest): AdminSession => {
   return request.admin;
 };
 
-/** An admin page with a strict CSP: scripts and styles by nonce only; `img` for logos. */
+/** HTML that is never cached nor sniffed, under `csp`, with `headers`. */
+const sendHtml = (
+  reply: FastifyReply,
+  status: number,
+  html: string,
+  csp: string[],
+  headers: Record<string, string>,
+) =>
+  reply
+    .code(status)
+    .header('content-type', 'text/html; charset=utf-8')
+    .header('content-security-policy', csp.join('; '))
+    .headers(headers)
+    .header('x-content-type-options', 'nosniff')
+    .header('cache-control', 'no-store')
+    .send(html);
+
+/** An admin page with a strict CSP: scripts and styles by nonce only; `img` for logos, `frames` for previews. */
 export function sendAdminPage(
   reply: FastifyReply,
   status: number,
   html: string,
-  options: { img?: string; formTo?: string[] } = {},
+  options: { img?: string; formTo?: string[]; frames?: string } = {},
 ) {
   const nonce = reply.request.cspNonce;
-  return reply
-    .code(status)
-    .header('content-type', 'text/html; charset=utf-8')
-    .header(
-      'content-security-policy',
-      [
-        "default-src 'none'",
-        `script-src 'nonce-${nonce}'`,
-        `style-src 'nonce-${nonce}'`,
-        `img-src ${options.img ?? "'none'"}`,
-        // Chrome applies form-action to the redirect after a POST too.
-        `form-action 'self' ${(options.formTo ?? []).join(' ')}`.trim(),
-        "frame-ancestors 'none'",
-        "base-uri 'none'",
-      ].join('; '),
-    )
-    .header('referrer-policy', 'same-origin')
-    .header('x-content-type-options', 'nosniff')
-    .header('x-frame-options', 'DENY')
-    .header('cross-origin-opener-policy', 'same-origin')
-    .header('cache-control', 'no-store')
-    .send(html);
+  return sendHtml(
+    reply,
+    status,
+    html,
+    [
+      "default-src 'none'",
+      `script-src 'nonce-${nonce}'`,
+      `style-src 'nonce-${nonce}'`,
+      `img-src ${options.img ?? "'none'"}`,
+      `frame-src ${options.frames ?? "'none'"}`,
+      // Chrome applies form-action to the redirect after a POST too.
+      `form-action 'self' ${(options.formTo ?? []).join(' ')}`.trim(),
+      "frame-ancestors 'none'",
+      "base-uri 'none'",
+    ],
+    {
+      'referrer-policy': 'same-origin',
+      'x-frame-options': 'DENY',
+      'cross-origin-opener-policy': 'same-origin',
+    },
+  );
+}
+
+/**
+ * A preview shown in a frame of an admin page: framed by the admin area only
+ * (`frame-ancestors 'self'`: the admin area is this origin), and sandboxed (no script
+ * runs, no form is sent, an opaque origin) even if the frame's `sandbox` attribute were dropped.
+ */
+export function sendPreview(reply: FastifyReply, status: number, html: string, img?: string) {
+  return sendHtml(
+    reply,
+    status,
+    html,
+    [
+      "default-src 'none'",
+      `style-src 'nonce-${reply.request.cspNonce}'`,
+      `img-src ${img ?? "'none'"}`,
+      "form-action 'none'",
+      "frame-ancestors 'self'",
+      "base-uri 'none'",
+      'sandbox',
+    ],
+    { 'referrer-policy': 'no-referrer', 'x-frame-options': 'SAMEORIGIN' },
+  );
 }
 
 /** What every signed-in page's layout needs. */

@@ -66,10 +66,13 @@ export function socialPages(scope: FastifyInstance, ctx: AppContext) {
     alerts: { page?: Alert; provider?: ProviderId; panel?: Alert } = {},
   ) {
     const settings = await listProviderSettings(db, tenant.id);
-    const enabled = settings.filter((s) => s.enabled);
-    // "Test sign-in" posts here and is sent on to the provider: form-action must allow it.
+    // "Test sign-in" (of any saved provider, enabled or not) posts here and is sent on to
+    // the provider: form-action must allow it.
+    const testable = settings.filter((s) => s.hasSecret);
     const origins = await Promise.all(
-      enabled.map((s) => authorizationOrigin(flowDeps, tenant, s.provider).catch(() => undefined)),
+      testable.map((s) =>
+        authorizationOrigin(flowDeps, tenant, s.provider, true).catch(() => undefined),
+      ),
     );
     return sendAdminPage(
       reply,
@@ -136,18 +139,15 @@ export function socialPages(scope: FastifyInstance, ctx: AppContext) {
     const { admin } = signedIn(request);
     const tenant = await tenantForAdmin(db, admin, (request.params as Params).tenantId);
     const provider = providerOf(request);
+    // Marked as this admin's test: the callback then creates nothing. The provider need not
+    // be enabled yet; users' sign-in with it stays refused until it is.
     const { url, state } = await startFlow(flowDeps, tenant, provider, {
       hostedQuery: '',
       ip: request.ip,
+      testBy: admin.id,
     }).catch((error) => {
       throw new LatchkeyError('invalid_request', (error as Error).message);
     });
-    // Marks the flow as this admin's test: the callback then creates nothing.
-    await db
-      .updateTable('oauth_flows')
-      .set({ admin_id: admin.id })
-      .where('state', '=', state)
-      .execute();
     reply.setCookie(flowCookie(ctx.authUrl, provider), state, {
       path: '/',
       httpOnly: true,

@@ -32,7 +32,13 @@ export async function finishTestSignIn(
   request: FastifyRequest,
   reply: FastifyReply,
   provider: ProviderId,
-  flow: { state: string; nonce: string; code_verifier: string; tenant_id: string },
+  flow: {
+    state: string;
+    nonce: string;
+    code_verifier: string;
+    tenant_id: string;
+    admin_id: string | null;
+  },
   params: URLSearchParams,
 ) {
   const db = ctx.database.db;

@@ -34,5 +34,4 @@ export {
   resetPage,
   signInPage,
   signUpPage,
-  textOn,
 } from './views.js';

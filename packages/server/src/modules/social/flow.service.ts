@@ -94,15 +94,21 @@ async function authorizationServer(
   return { as, endpoints: e };
 }
 
+/** An admin's test flow may use a saved provider that is not enabled yet; no other flow. */
 async function credentials(
   deps: FlowDeps,
   tenant: Tenant,
   provider: ProviderId,
+  test = false,
 ): Promise<ProviderCredentials> {
-  const creds = await providerCredentials(deps.db, deps.box, tenant.id, provider);
+  const creds = await providerCredentials(deps.db, deps.box, tenant.id, provider, {
+    disabledToo: test,
+  });
   if (!creds)
     throw new SocialRefusal(
-      `Sign-in with ${PROVIDERS[provider].name} is turned off for this application.`,
+      test
+        ? `Save the ${PROVIDERS[provider].name} credentials before testing them.`
+        : `Sign-in with ${PROVIDERS[provider].name} is turned off for this application.`,
     );
   return creds;
 }
@@ -112,8 +118,9 @@ export async function authorizationOrigin(
   deps: FlowDeps,
   tenant: Tenant,
   provider: ProviderId,
+  test = false,
 ): Promise<string> {
-  const creds = await credentials(deps, tenant, provider);
+  const creds = await credentials(deps, tenant, provider, test);
   try {
     const { as } = await authorizationServer(deps, provider, creds);
     return new URL(as.authorization_endpoint as string).origin;
@@ -127,12 +134,13 @@ export async function authorizationOrigin(
 /**
  * Starts a flow: PKCE, state, nonce; returns where to send the browser and the state.
  * Each start writes a row, so one client address may start only so many per window.
+ * With `testBy` (an admin's id) it is that admin's "Test sign-in", marked so in the row.
  */
 export async function startFlow(
   deps: FlowDeps,
   tenant: Tenant,
   provider: ProviderId,
-  input: { hostedQuery: string; ip: string },
+  input: { hostedQuery: string; ip: string; testBy?: string },
 ): Promise<{ url: string; state: string }> {
   const { quota, windowSeconds } = socialDefaults.startsPerAddress;
   const allowed = await deps.limiter.consume(`oauth-start:${addressBucket(input.ip)}`, [
@@ -140,7 +148,7 @@ export async function startFlow(
   ]);
   if (!allowed.allowed)
     throw new SocialRefusal('Too many sign-in attempts from this address; try again later.');
-  const creds = await credentials(deps, tenant, provider);
+  const creds = await credentials(deps, tenant, provider, input.testBy !== undefined);
   let as: oauth.AuthorizationServer;
   try {
     ({ as } = await authorizationServer(deps, provider, creds));
@@ -169,6 +177,7 @@ export async function startFlow(
       created_at: now,
       expires_at: now + socialDefaults.flowLifetimeSeconds * 1000,
       used_at: null,
+      admin_id: input.testBy ?? null,
     })
     .execute();
   const definition = PROVIDERS[provider];
@@ -226,7 +235,7 @@ export async function finishFlow(
   deps: FlowDeps,
   tenant: Tenant,
   provider: ProviderId,
-  flow: { state: string; nonce: string; code_verifier: string },
+  flow: { state: string; nonce: string; code_verifier: string; admin_id: string | null },
   params: URLSearchParams,
   log: (error: unknown) => void,
 ): Promise<Profile> {
@@ -237,7 +246,7 @@ export async function finishFlow(
     throw new SocialRefusal(`You cancelled signing in with ${name}.`);
   }
   if (error) throw new SocialRefusal(`${name} could not sign you in (${error.slice(0, 60)}).`);
-  const creds = await credentials(deps, tenant, provider);
+  const creds = await credentials(deps, tenant, provider, flow.admin_id !== null);
   try {
     const { as, endpoints } = await authorizationServer(deps, provider, creds);
     const client: oauth.Client = { client_id: creds.clientId };

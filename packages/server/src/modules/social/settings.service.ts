@@ -158,12 +158,16 @@ export async function enabledProviders(
     .map((p) => ({ id: p.provider, name: p.name }));
 }
 
-/** The settings with the secret opened, for a sign-in flow. */
+/**
+ * The settings with the secret opened, for a sign-in flow: of an enabled provider only,
+ * unless `disabledToo` (an admin's "Test sign-in" before the provider is enabled).
+ */
 export async function providerCredentials(
   db: Kysely<Schema>,
   box: SecretBox,
   tenantId: string,
   provider: ProviderId,
+  { disabledToo = false } = {},
 ): Promise<ProviderCredentials | undefined> {
   const row = await db
     .selectFrom('provider_settings')
@@ -171,7 +175,7 @@ export async function providerCredentials(
     .where('tenant_id', '=', tenantId)
     .where('provider', '=', provider)
     .executeTakeFirst();
-  if (row?.enabled !== 1 || !row.secret_jwe) return undefined;
+  if (!row?.secret_jwe || (row.enabled !== 1 && !disabledToo)) return undefined;
   return {
     clientId: row.client_id,
     secret: await box.open(row.secret_jwe, 'provider-secret', subject(tenantId, provider)),

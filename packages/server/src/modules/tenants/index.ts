@@ -1,4 +1,5 @@
 export {
+  checkTenantUpdate,
   createTenant,
   getTenant,
   isAllowedOrigin,

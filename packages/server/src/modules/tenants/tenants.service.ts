@@ -260,6 +260,11 @@ export async function listTenants(db: Kysely<Schema>): Promise<Tenant[]> {
   return (await listTenantRows(db)).map(toTenant);
 }
 
+/** The checks updateTenant makes, saving nothing (the admin area's Branding preview). */
+export function checkTenantUpdate(tenant: Tenant, input: Omit<TenantInput, 'environment'>): void {
+  validateInput(input, tenant.environment, false);
+}
+
 /** Changes a tenant; every instance's key cache (which holds tenants) forgets it on commit. */
 export async function updateTenant(
   deps: { db: Kysely<Schema>; bus: Publisher },

@@ -1,4 +1,3 @@
-import { textOn } from '../../hosted/index.js';
 import type { Tenant } from '../../tenants/index.js';
 import { type Alert, csrfField, e, field, layout, tenantPath, type Viewer } from './kit.js';
 
@@ -20,19 +19,27 @@ export function brandingPage(p: {
     primaryColor: t.branding.primaryColor ?? DEFAULT_COLOR,
   };
   const color = /^#[0-9a-fA-F]{6}$/.test(values.primaryColor) ? values.primaryColor : DEFAULT_COLOR;
-  const logo = values.logoUrl.startsWith('https://')
-    ? `<img class="pv-logo" data-pv="logo" src="${e(values.logoUrl)}" alt="">`
-    : '<img class="pv-logo" data-pv="logo" alt="" hidden>';
-  const buttons = [
-    ...p.providers.map((pr) => `<span class="pv-button">Continue with ${e(pr.name)}</span>`),
-    t.passwordEnabled ? '<span class="pv-button pv-primary">Continue with e-mail</span>' : '',
-  ].join('');
-  const preview = `<style nonce="${e(p.viewer.nonce)}">.pv-primary{background:${color};color:${textOn(color)}}</style>
-<div id="preview" class="grid">
-<figure class="preview"><figcaption>Hosted sign-in page</figcaption><div class="pv-card">${logo}<p data-pv="name">${e(values.name)}</p><p><strong>Sign in</strong></p><span class="pv-button pv-primary">Sign in</span></div></figure>
-<figure class="preview"><figcaption>Script buttons (<code>latchkey.mount</code>)</figcaption><div class="pv-card">${logo}<p data-pv="name">${e(values.name)}</p>${buttons}</div></figure>
-</div>`;
-  const form = `<form method="post" action="${tenantPath(t.id, 'branding')}" class="card">${csrfField(p.viewer.csrf)}
+  const previewPath = `${tenantPath(t.id, 'branding')}/preview`;
+  // What /public/config answers for this tenant: the buttons are drawn from it.
+  const config = {
+    tenantId: t.id,
+    name: t.name,
+    environment: t.environment,
+    branding: t.branding,
+    providers: p.providers,
+    passwordEnabled: t.passwordEnabled,
+    signInUrl: p.hostedUrl ?? '',
+  };
+  // The hosted page is the server's own rendering (saved values until admin.js sends the
+  // typed ones); the buttons are latchkey.js's own, drawn by its preview build.
+  const preview = `<div class="grid preview-grid">
+<figure class="preview"><figcaption id="hosted-caption">Hosted sign-in page</figcaption>
+<iframe id="hosted-preview" src="${e(previewPath)}" data-src="${e(previewPath)}" sandbox="" title="Preview of the hosted sign-in page" aria-describedby="hosted-caption"></iframe></figure>
+<figure class="preview"><figcaption>Script buttons (<code>latchkey.mount</code>)</figcaption>
+<div id="buttons-preview" data-config="${e(JSON.stringify(config))}"><p class="hint">The buttons are drawn by the browser library; they show when JavaScript runs.</p></div></figure>
+</div>
+<script nonce="${e(p.viewer.nonce)}" src="/admin/assets/latchkey-preview.js"></script>`;
+  const form = `<form id="branding" method="post" action="${tenantPath(t.id, 'branding')}" class="card">${csrfField(p.viewer.csrf)}
 ${field({ name: 'name', label: 'Name', value: values.name, required: true })}
 ${field({ name: 'logoUrl', label: 'Logo URL', type: 'url', value: values.logoUrl, hint: 'https only; shown above the sign-in form. Empty: no logo.', attrs: ' pattern="https://.*"' })}
 ${field({ name: 'primaryColor', label: 'Primary color', type: 'color', value: color })}
@@ -46,6 +53,6 @@ ${field({ name: 'primaryColor', label: 'Primary color', type: 'color', value: co
     top: 'tenants',
     tenant: { tenant: t, section: 'branding' },
     alert: p.alert,
-    body: `${form}<h2>Preview</h2>${preview}${open}`,
+    body: `${form}<h2>Preview</h2><p class="hint">As you type, before you save.</p>${preview}${open}`,
   });
 }

@@ -63,12 +63,11 @@ th,td{text-align:left;padding:.4rem .5rem;border-bottom:1px solid #d0d7de;vertic
 .secret{font-size:1rem;background:#fff8c5;border:1px solid #d4a72c;padding:.5rem;border-radius:6px}
 .badge{display:inline-block;padding:0 .4rem;border-radius:1rem;background:#eaeef2;font-size:.8rem}
 .grid{display:grid;grid-template-columns:repeat(auto-fit,minmax(17rem,1fr));gap:1rem}
-.preview{border:1px dashed #6e7781;border-radius:8px;padding:1rem;background:#f3f4f6}
-.pv-card{max-width:22rem;margin:0 auto;background:#fff;border-radius:12px;padding:1rem;box-shadow:0 1px 4px rgba(0,0,0,.14);text-align:center}
-.pv-logo{max-height:3rem;max-width:10rem}
-.pv-logo[hidden]{display:none}
-.pv-button{display:block;width:100%;margin:.5rem 0 0;padding:.6rem;border-radius:8px;font-weight:600;border:1px solid #6e7781;background:#fff;color:#1f2328}
-.pv-primary{background:#4f46e5;color:#fff;border-color:transparent}
+.preview{margin:0;border:1px dashed #6e7781;border-radius:8px;padding:.75rem;background:#f6f8fa}
+.preview figcaption{font-weight:600;margin:0 0 .5rem}
+.preview iframe{display:block;width:100%;height:40rem;border:1px solid #d0d7de;border-radius:6px;background:#f3f4f6}
+.preview-grid{grid-template-columns:minmax(0,3fr) minmax(0,2fr);align-items:start}
+@media (max-width:56rem){.preview-grid{grid-template-columns:minmax(0,1fr)}}
 .visually-hidden{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}
 form.card>button{display:block}
 @media (max-width:40rem){main{padding:.6rem}header.top .who{margin-left:0}

@@ -50,10 +50,11 @@ ${textarea({ name: 'privateKey', label: 'Private key', hint: `The .p8 file's tex
           hint: 'common, organizations, consumers, or your directory (tenant) id.',
         })
       : '';
-  const test = s?.enabled
+  const notYet = s?.enabled ? '' : ` Users cannot sign in with ${e(pr.name)} until it is Enabled.`;
+  const test = s?.hasSecret
     ? `<form method="post" action="${base}/test">${csrfField(p.viewer.csrf)}<button type="submit" class="plain">Test sign-in<span class="visually-hidden"> with ${e(pr.name)}</span></button></form>
-<p class="hint">Runs the real ${e(pr.name)} sign-in and shows what it returns; creates nothing.</p>`
-    : '<p class="hint">Test sign-in works once the provider is saved and Enabled.</p>';
+<p class="hint">Runs the real ${e(pr.name)} sign-in with the saved credentials and shows what it returns; creates nothing.${notYet}</p>`
+    : '<p class="hint">Test sign-in works once the credentials are saved, Enabled or not.</p>';
   // Field ids must be unique on the page: each panel's fields live in their own form, so
   // the ids carry the provider.
   const scoped = (html: string) => html.replaceAll('"f-', `"${pr.id}-`);
