@@ -1,5 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ERROR_CATALOGUE } from '../src/errors/index.js';
@@ -90,6 +91,37 @@ describe.runIf(HAVE_POSTGRES)('PostgreSQL connection errors', () => {
       );
       await eventually(async () =>
         app.logs.text().includes('PostgreSQL idle client error') ? true : undefined,
+      );
+    } finally {
+      await admin.end();
+      await app.dispose();
+      await fresh.drop();
+    }
+  });
+  it('survives a connection that dies while in use, and serves on', async () => {
+    const fresh = await freshDatabaseUrl('postgres');
+    const name = `lk_busy_${Math.random().toString(36).slice(2, 10)}`;
+    const url = new URL(fresh.url);
+    url.searchParams.set('application_name', name);
+    const app = await startApp('postgres', { databaseUrl: url.toString() });
+    const admin = new pg.Client({ connectionString: PG_URL });
+    try {
+      await admin.connect();
+      // A transaction holds its connection between statements: the server ends it there.
+      const held = app.ctx.database.db.transaction().execute(async (trx) => {
+        await sql`select 1`.execute(trx);
+        await admin.query(
+          'select pg_terminate_backend(pid) from pg_stat_activity where application_name = $1',
+          [name],
+        );
+        await eventually(async () =>
+          app.logs.text().includes('PostgreSQL idle client error') ? true : undefined,
+        );
+        await sql`select 1`.execute(trx);
+      });
+      await expect(held).rejects.toThrow();
+      await eventually(async () =>
+        (await app.request('/readyz')).status === 200 ? true : undefined,
       );
     } finally {
       await admin.end();

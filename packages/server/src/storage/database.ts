@@ -113,6 +113,10 @@ function openPostgres(
   // An idle client that loses its connection must not crash the process, but is told.
   let report = (error: Error) => console.error(`PostgreSQL idle client error: ${error.message}`);
   pool.on('error', (error) => report(error));
+  // The pool listens only to idle clients: one in use (a transaction between statements)
+  // whose server dies would emit an unhandled 'error' and end the process. Its query fails
+  // on its own; the pool drops the ended client.
+  pool.on('connect', (client) => client.on('error', (error) => report(error)));
   return {
     db: new Kysely<Schema>({ dialect: new PostgresDialect({ pool }) }),
     dialect: 'postgres',
