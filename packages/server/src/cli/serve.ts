@@ -101,7 +101,12 @@ export async function serveCommand(config: Config, args: string[], output: Outpu
   const base = config.publicUrl;
   output.out(`Latchkey is listening on ${base}  (${database.dialect})`);
   output.out(`  API reference  ${base}/v1/openapi.json`);
-  output.out(`  health         ${base}/healthz  ${base}/readyz  ${base}/metrics`);
+  output.out(`  health         ${base}/healthz  ${base}/readyz`);
+  output.out(
+    config.metricsToken
+      ? `  metrics        ${base}/metrics  (Authorization: Bearer $METRICS_TOKEN)`
+      : '  metrics        off (set METRICS_TOKEN to serve /metrics)',
+  );
   if (values.demo) await demo(ctx, output);
 
   let stopping = false;
