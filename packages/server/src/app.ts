@@ -6,7 +6,6 @@ import Fastify, {
   type FastifyRequest,
   LogController,
 } from 'fastify';
-import type { Redis } from 'ioredis';
 import type { DestinationStream } from 'pino';
 import { type InvalidationBus, localBus, redisBus, sqliteBus } from './cache/invalidation.js';
 import { connectRedis, RedisHealth, redisReady } from './cache/redis.js';

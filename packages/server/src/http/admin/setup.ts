@@ -1,14 +1,10 @@
-import { randomBytes } from 'node:crypto';
-import cookie from '@fastify/cookie';
-import csrf from '@fastify/csrf-protection';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { defaults } from '../../config/defaults.js';
 import { LatchkeyError } from '../../errors/index.js';
 import { type AdminSession, adminSession } from '../../modules/admin/index.js';
 import { barePage, e } from '../../modules/admin/views/kit.js';
 import type { AppContext } from '../context.js';
-import { parseForm } from '../form-body.js';
-import { cookieSecret, isSecure } from '../hosted/cookies.js';
+import { registerFormScope } from '../form-scope.js';
+import { isSecure } from '../hosted/cookies.js';
 import { sendAdminPage } from './responses.js';
 
 declare module 'fastify' {
@@ -32,27 +28,9 @@ const OPEN = new Set(['/admin/sign-in', '/admin/assets/admin.js']);
  */
 export async function setUpAdminScope(scope: FastifyInstance, ctx: AppContext) {
   const origin = new URL(ctx.authUrl).origin;
-  await scope.register(cookie, { secret: cookieSecret(ctx.config.secret) });
-  await scope.register(csrf, {
-    sessionPlugin: '@fastify/cookie',
-    cookieKey: adminCsrfCookie(ctx.authUrl),
-    cookieOpts: {
-      path: '/',
-      sameSite: 'strict',
-      httpOnly: true,
-      secure: isSecure(ctx.authUrl),
-      signed: true,
-    },
-  });
-  scope.addContentTypeParser(
-    'application/x-www-form-urlencoded',
-    { parseAs: 'string', bodyLimit: defaults.hosted.formBodyLimit },
-    parseForm,
-  );
-  scope.decorateRequest('cspNonce', '');
+  await registerFormScope(scope, ctx, { name: adminCsrfCookie(ctx.authUrl), sameSite: 'strict' });
   scope.decorateRequest('admin', undefined);
   scope.addHook('onRequest', async (request, reply) => {
-    request.cspNonce = randomBytes(16).toString('base64');
     const path = request.url.split('?')[0] as string;
     if (request.method === 'POST') {
       // A change comes from our own pages only: a cross-site form is refused before

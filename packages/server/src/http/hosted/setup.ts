@@ -1,8 +1,4 @@
-import { randomBytes } from 'node:crypto';
-import cookie from '@fastify/cookie';
-import csrf from '@fastify/csrf-protection';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { defaults } from '../../config/defaults.js';
 import { LatchkeyError } from '../../errors/index.js';
 import {
   checkHostedRequest,
@@ -13,34 +9,15 @@ import {
 } from '../../modules/hosted/index.js';
 import type { User } from '../../modules/users/index.js';
 import { type AppContext, hostedDeps } from '../context.js';
-import { isRecord, parseForm } from '../form-body.js';
-import { browserCookie, cookieSecret, csrfCookie, isSecure, setBrowserCookie } from './cookies.js';
+import { isRecord } from '../form-body.js';
+import { registerFormScope } from '../form-scope.js';
+import { browserCookie, csrfCookie, setBrowserCookie } from './cookies.js';
 import { errorPage, pageContext, seeOther, sendPage } from './responses.js';
 
 /** Cookies, CSRF, form bodies, the CSP nonce and error pages for the hosted pages' scope. */
 export async function setUpHostedScope(scope: FastifyInstance, ctx: AppContext) {
-  await scope.register(cookie, { secret: cookieSecret(ctx.config.secret) });
-  await scope.register(csrf, {
-    sessionPlugin: '@fastify/cookie',
-    cookieKey: csrfCookie(ctx.authUrl),
-    cookieOpts: {
-      path: '/',
-      sameSite: 'lax',
-      httpOnly: true,
-      secure: isSecure(ctx.authUrl),
-      signed: true,
-    },
-  });
-  scope.addContentTypeParser(
-    'application/x-www-form-urlencoded',
-    { parseAs: 'string', bodyLimit: defaults.hosted.formBodyLimit },
-    parseForm,
-  );
-  scope.decorateRequest('cspNonce', '');
+  await registerFormScope(scope, ctx, { name: csrfCookie(ctx.authUrl), sameSite: 'lax' });
   scope.decorateRequest('pageTenant', undefined);
-  scope.addHook('onRequest', async (request) => {
-    request.cspNonce = randomBytes(16).toString('base64');
-  });
   scope.setErrorHandler((error, request, reply) => {
     const code = (error as { code?: string }).code ?? '';
     if (code.startsWith('FST_CSRF'))

@@ -7,7 +7,6 @@ import {
   signInWithProvider,
   startedOnCallerPage,
 } from '../../modules/hosted/index.js';
-import { addressBucket } from '../../modules/rate-limit/index.js';
 import {
   authorizationOrigin,
   claimFlow,
