@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 
 /**
  * How tokens we issue (refresh tokens, codes, link and cookie tokens, API keys) are stored:
@@ -6,5 +6,6 @@ import { createHash } from 'node:crypto';
  * find the row by its hash.
  */
 export function sha256Hex(value: string): string {
-  return createHash('sha256').update(value).digest('hex');
+  // One-shot: no Hash object per call (an API key is hashed on every request).
+  return hash('sha256', value, 'hex');
 }
