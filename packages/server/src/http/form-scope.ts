@@ -3,6 +3,7 @@ import cookie from '@fastify/cookie';
 import csrf from '@fastify/csrf-protection';
 import type { FastifyInstance } from 'fastify';
 import { defaults } from '../config/defaults.js';
+import { LatchkeyError } from '../errors/index.js';
 import type { AppContext } from './context.js';
 import { parseForm } from './form-body.js';
 import { cookieSecret, isSecure } from './hosted/cookies.js';
@@ -37,4 +38,15 @@ export async function registerFormScope(
   scope.addHook('onRequest', async (request) => {
     request.cspNonce = randomBytes(16).toString('base64');
   });
+}
+
+/**
+ * What a form page's error handler needs to know of an error: whether it is a missing or
+ * stale CSRF token (the form expired), and the HTTP status it stands for, if any.
+ */
+export function pageErrorOf(error: unknown): { formExpired: boolean; status: number | undefined } {
+  const code = (error as { code?: unknown }).code;
+  const status =
+    error instanceof LatchkeyError ? error.status : (error as { statusCode?: number }).statusCode;
+  return { formExpired: typeof code === 'string' && code.startsWith('FST_CSRF'), status };
 }

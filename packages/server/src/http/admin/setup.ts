@@ -3,7 +3,7 @@ import { LatchkeyError } from '../../errors/index.js';
 import { type AdminSession, adminSession } from '../../modules/admin/index.js';
 import { barePage, e } from '../../modules/admin/views/kit.js';
 import type { AppContext } from '../context.js';
-import { registerFormScope } from '../form-scope.js';
+import { pageErrorOf, registerFormScope } from '../form-scope.js';
 import { isSecure } from '../hosted/cookies.js';
 import { sendAdminPage } from './responses.js';
 
@@ -64,8 +64,8 @@ export async function setUpAdminScope(scope: FastifyInstance, ctx: AppContext) {
     else done();
   });
   scope.setErrorHandler((error, request, reply) => {
-    const code = (error as { code?: string }).code ?? '';
-    if (code.startsWith('FST_CSRF'))
+    const { formExpired, status } = pageErrorOf(error);
+    if (formExpired)
       return refusePage(
         request,
         reply,
@@ -73,8 +73,6 @@ export async function setUpAdminScope(scope: FastifyInstance, ctx: AppContext) {
         'This form has expired',
         'Go back, reload the page and try again.',
       );
-    const status =
-      error instanceof LatchkeyError ? error.status : (error as { statusCode?: number }).statusCode;
     if (status === 404)
       return refusePage(
         request,

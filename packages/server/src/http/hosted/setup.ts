@@ -1,5 +1,4 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { LatchkeyError } from '../../errors/index.js';
 import {
   checkHostedRequest,
   type HostedRequest,
@@ -10,7 +9,7 @@ import {
 import type { User } from '../../modules/users/index.js';
 import { type AppContext, hostedDeps } from '../context.js';
 import { isRecord } from '../form-body.js';
-import { registerFormScope } from '../form-scope.js';
+import { pageErrorOf, registerFormScope } from '../form-scope.js';
 import { browserCookie, csrfCookie, setBrowserCookie } from './cookies.js';
 import { errorPage, pageContext, seeOther, sendPage } from './responses.js';
 
@@ -19,8 +18,8 @@ export async function setUpHostedScope(scope: FastifyInstance, ctx: AppContext) 
   await registerFormScope(scope, ctx, { name: csrfCookie(ctx.authUrl), sameSite: 'lax' });
   scope.decorateRequest('pageTenant', undefined);
   scope.setErrorHandler((error, request, reply) => {
-    const code = (error as { code?: string }).code ?? '';
-    if (code.startsWith('FST_CSRF'))
+    const { formExpired, status } = pageErrorOf(error);
+    if (formExpired)
       return errorPage(
         request,
         reply,
@@ -28,8 +27,6 @@ export async function setUpHostedScope(scope: FastifyInstance, ctx: AppContext) 
         'This form has expired',
         'Go back, reload the page and try again.',
       );
-    const status =
-      error instanceof LatchkeyError ? error.status : (error as { statusCode?: number }).statusCode;
     if (status && status >= 400 && status < 500)
       return errorPage(
         request,
