@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import swagger from '@fastify/swagger';
 import Fastify, {
   type FastifyInstance,
@@ -14,6 +15,7 @@ import { defaults } from './config/defaults.js';
 import { SecretBox } from './crypto/secret-box.js';
 import { LatchkeyError } from './errors/index.js';
 import type { AppContext } from './http/context.js';
+import { type FastPath, introspectionFastPath } from './http/introspection-fast-path.js';
 import { registerJsonParser } from './http/json-body.js';
 import { errorHandler, sendProblem } from './http/problem.js';
 import { adminRoutes } from './http/routes/admin.js';
@@ -104,7 +106,26 @@ class OneLineLog extends LogController {
 
 /** The composition root: opens storage, builds services, registers routes. */
 export async function buildApp(config: Config, options: BuildOptions = {}): Promise<App> {
+  // Requests go to the introspection fast path first, once the context exists (below).
+  let fastPath: FastPath | undefined;
+  let fastify: ((request: IncomingMessage, response: ServerResponse) => void) | undefined;
   const app = Fastify({
+    // Fastify's own HTTP/1.1 server (lib/server.js), with the fast path in front.
+    serverFactory: (handler, opts) => {
+      fastify = handler;
+      const server = createServer((request, response) => {
+        if (!fastPath?.(request, response)) handler(request, response);
+      });
+      // Fastify has filled in its defaults (72 s, none, none, none) by now.
+      const option = (name: string, fallback: number) =>
+        typeof opts[name] === 'number' ? opts[name] : fallback;
+      server.keepAliveTimeout = option('keepAliveTimeout', 72_000);
+      server.requestTimeout = option('requestTimeout', 0);
+      server.setTimeout(option('connectionTimeout', 0));
+      const perSocket = option('maxRequestsPerSocket', 0);
+      if (perSocket > 0) server.maxRequestsPerSocket = perSocket;
+      return server;
+    },
     logger: {
       level: config.logLevel,
       redact: { paths: REDACT, censor: '[redacted]' },
@@ -260,6 +281,13 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   app.addHook('onResponse', (request, reply, done) => {
     observe(request.method, request.routeOptions.url, reply.statusCode, reply.elapsedTime);
     done();
+  });
+  // At debug every answer is logged, which only Fastify's path does.
+  const logsEveryAnswer = config.logLevel === 'debug' || config.logLevel === 'trace';
+  fastPath = introspectionFastPath(ctx, {
+    fallback: (request, response) => fastify?.(request, response),
+    enabled: () => !closing && !logsEveryAnswer,
+    observe,
   });
 
   await app.register(swagger, {

@@ -10,6 +10,7 @@ import {
 } from '../modules/rate-limit/index.js';
 import type { AppContext } from './context.js';
 import { formField } from './form-body.js';
+import { countedPlan } from './introspection-fast-path.js';
 import { sendProblem } from './problem.js';
 
 /** RFC 6750 section 2.1: `Authorization: Bearer <token>`, scheme case-insensitive. */
@@ -109,7 +110,10 @@ export function rateLimitTenant(ctx: AppContext): onRequestHookHandler {
     const tenant = request.apiKey?.tenant;
     if (!tenant) return;
     // Counted in memory unless the decision needs Redis: no await for nothing.
-    const counted = ctx.limiter.consumePlan(`tenant:${tenant.id}`, planWindows(tenant.limits));
+    // The introspection fast path may have counted it already before handing it over.
+    const counted =
+      countedPlan(request.raw) ??
+      ctx.limiter.consumePlan(`tenant:${tenant.id}`, planWindows(tenant.limits));
     const decision = counted instanceof Promise ? await counted : counted;
     reply.headers(rateLimitHeaders(decision));
     if (!decision.allowed) {

@@ -1,10 +1,12 @@
 import { defaults } from '../../config/defaults.js';
 import {
   issuerOf,
+  type ParsedToken,
   parseAccessToken,
   type Sessions,
   SIGNING_ALG,
   type SigningKeys,
+  type VerificationKey,
   verifyAccessToken,
 } from '../sessions/index.js';
 import type { Tenant } from '../tenants/index.js';
@@ -92,20 +94,35 @@ function sized(token: string): boolean {
  * Steps 2 to 4 for a token not seen before (or forgotten): a well-formed token of this
  * tenant, signed by one of its live keys, within its lifetime. One that passes is kept in
  * `verifiedTokens` (which forgets it at `exp`, and everything when a signing key is revoked).
+ * Answered without an await when the tenant's key is in memory.
  */
-async function verifiedClaims(
+function verifiedClaims(
   deps: IntrospectionDeps,
   tenant: Tenant,
   token: string,
   digest: string,
-): Promise<ActiveClaims | undefined> {
-  const cache = deps.verifiedTokens;
-  const readAt = cache?.generation ?? 0;
+): ActiveClaims | undefined | Promise<ActiveClaims | undefined> {
+  const readAt = deps.verifiedTokens?.generation ?? 0;
   // 2. RFC 8725 section 3.1: one algorithm; RFC 9068 section 2.1: typ at+jwt. The key
   //    comes from our store by kid within the caller's tenant; jku, x5u and jwk are ignored.
   const parsed = parseAccessToken(token, SIGNING_ALG);
   if (!parsed) return undefined;
-  const key = await deps.signingKeys.verificationKey(tenant.id, parsed.kid);
+  const key = deps.signingKeys.cachedVerificationKey(tenant.id, parsed.kid);
+  if (key !== null) return checkedClaims(deps, tenant, parsed, key, digest, readAt);
+  return deps.signingKeys
+    .verificationKey(tenant.id, parsed.kid)
+    .then((found) => checkedClaims(deps, tenant, parsed, found, digest, readAt));
+}
+
+/** Step 3 and 4 with the key in hand. */
+function checkedClaims(
+  deps: IntrospectionDeps,
+  tenant: Tenant,
+  parsed: ParsedToken,
+  key: VerificationKey | undefined,
+  digest: string,
+  readAt: number,
+): ActiveClaims | undefined {
   if (!key) return undefined;
   // 3. Signature, expiry, not-before, issuer.
   const now = Date.now();
@@ -121,7 +138,7 @@ async function verifiedClaims(
   if (!claims || claims.tid !== tenant.id) return undefined;
   if (claims.iat > now / 1000 + SKEW_SECONDS) return undefined;
   // exp is in whole seconds: the token is active while now < exp * 1000, as checked above.
-  cache?.set(
+  deps.verifiedTokens?.set(
     digest,
     { tenantId: tenant.id, claims },
     readAt,
@@ -132,26 +149,47 @@ async function verifiedClaims(
 
 /**
  * Reference section 4.2 and RFC 7662, as named steps. Every failure answers exactly
- * `{ active: false }`: the caller learns nothing about why. A token and session already
- * in memory are answered without an await (the warm path: no RSA, no query).
+ * `{ active: false }`: the caller learns nothing about why. When the tenant's key, the
+ * token (or only the key: then RSA) and the session are in memory, the answer comes
+ * without an await and is not a promise (the hot path); otherwise it waits for the
+ * database.
  */
-export async function introspect(
+export function introspect(
   deps: IntrospectionDeps,
   tenant: Tenant,
   token: string,
-): Promise<Introspection> {
+): Introspection | Promise<Introspection> {
   if (!sized(token)) return INACTIVE;
   const digest = deps.verifiedTokens ? VerifiedTokens.digest(token) : '';
   const hit = deps.verifiedTokens?.get(digest);
   // A token kept for one tenant is another tenant's foreign token (rule 1).
-  if (hit && hit.tenantId !== tenant.id) return INACTIVE;
-  const claims = hit ? hit.claims : await verifiedClaims(deps, tenant, token, digest);
+  if (hit) return hit.tenantId === tenant.id ? withSession(deps, tenant, hit.claims) : INACTIVE;
+  const claims = verifiedClaims(deps, tenant, token, digest);
+  return claims instanceof Promise
+    ? claims.then((found) => withSession(deps, tenant, found))
+    : withSession(deps, tenant, claims);
+}
+
+/**
+ * 5. The session is live and its user exists and is enabled; e-mail and roles are the
+ *    user's current ones, not the token's snapshot (a demoted admin is demoted at once).
+ */
+function withSession(
+  deps: IntrospectionDeps,
+  tenant: Tenant,
+  claims: ActiveClaims | undefined,
+): Introspection | Promise<Introspection> {
   if (!claims) return INACTIVE;
-  // 5. The session is live and its user exists and is enabled; e-mail and roles are the
-  //    user's current ones, not the token's snapshot (a demoted admin is demoted at once).
   const cached = deps.sessions.cachedState(claims.sid, claims.sub);
-  const current =
-    cached === null ? await deps.sessions.state(tenant.id, claims.sid, claims.sub) : cached;
-  if (!current) return INACTIVE;
-  return { ...claims, email: current.email, roles: current.roles };
+  if (cached !== null) return answer(claims, cached);
+  return deps.sessions
+    .state(tenant.id, claims.sid, claims.sub)
+    .then((current) => answer(claims, current));
+}
+
+function answer(
+  claims: ActiveClaims,
+  current: { email: string; roles: string[] } | undefined,
+): Introspection {
+  return current ? { ...claims, email: current.email, roles: current.roles } : INACTIVE;
 }

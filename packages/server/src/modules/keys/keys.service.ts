@@ -177,17 +177,26 @@ export class KeyResolver {
   }
 
   async resolve(presented: string): Promise<KeyContext | undefined> {
-    if (!KEY_SHAPE.test(presented)) return undefined;
+    const cached = this.resolveCached(presented);
+    if (cached !== null) return cached;
     const hash = hashKey(presented);
     const live = this.#bus.live;
-    const cached = live ? this.#cache.get(hash) : undefined;
-    if (cached) return this.#touch(cached);
     const readAt = this.#cache.generation;
     const found = await findLiveKeyByHash(this.#db, hash);
     if (!found) return undefined;
     const context = { key: toApiKey(found.key), tenant: toTenant(found.tenant) };
     if (live) this.#cache.set(hash, context, readAt);
     return this.#touch(context);
+  }
+
+  /**
+   * `resolve` answered from memory alone, with no await (introspection's hot path):
+   * undefined for a string that is not a key, null when only the database can answer.
+   */
+  resolveCached(presented: string): KeyContext | undefined | null {
+    if (!KEY_SHAPE.test(presented)) return undefined;
+    const cached = this.#bus.live ? this.#cache.get(hashKey(presented)) : undefined;
+    return cached ? this.#touch(cached) : null;
   }
 
   /** Records use for the key list, without a write on every request. */

@@ -53,6 +53,11 @@ export interface SigningKeyInfo {
  * One RS256 key pair per tenant. Private keys are stored sealed with the master secret;
  * a retired key stays published until every token it signed has expired.
  */
+/** A key verifies until the end of its publication (null: no end yet). */
+function usable(entry: VerificationKey): VerificationKey | undefined {
+  return entry.publishUntil === null || entry.publishUntil > Date.now() ? entry : undefined;
+}
+
 export class SigningKeys {
   readonly #db: Kysely<Schema>;
   readonly #box: SecretBox;
@@ -126,12 +131,8 @@ export class SigningKeys {
    * verifies (null: while it is not retired or revoked).
    */
   async verificationKey(tenantId: string, kid: string): Promise<VerificationKey | undefined> {
-    const id = `${tenantId}/${kid}`;
-    const usable = (entry: VerificationKey) =>
-      entry.publishUntil === null || entry.publishUntil > Date.now() ? entry : undefined;
-    // Reading `live` lets the bus notice a revocation made by another process (SQLite).
-    const cached = this.#bus?.live === false ? undefined : this.#public.get(id);
-    if (cached) return usable(cached);
+    const cached = this.cachedVerificationKey(tenantId, kid);
+    if (cached !== null) return cached;
     const readAt = this.#public.generation;
     const row = await findKey(this.#db, tenantId, kid);
     if (!row) return undefined;
@@ -140,8 +141,18 @@ export class SigningKeys {
       key: createPublicKey({ key: jwk, format: 'jwk' }),
       publishUntil: row.publish_until,
     };
-    this.#public.set(id, entry, readAt);
+    this.#public.set(`${tenantId}/${kid}`, entry, readAt);
     return usable(entry);
+  }
+
+  /**
+   * `verificationKey` answered from memory alone, with no await (introspection's hot
+   * path); null when only the database can answer.
+   */
+  cachedVerificationKey(tenantId: string, kid: string): VerificationKey | undefined | null {
+    // Reading `live` lets the bus notice a revocation made by another process (SQLite).
+    const cached = this.#bus?.live === false ? undefined : this.#public.get(`${tenantId}/${kid}`);
+    return cached ? usable(cached) : null;
   }
 
   /**

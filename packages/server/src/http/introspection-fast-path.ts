@@ -1,0 +1,167 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { Readable } from 'node:stream';
+import { defaults } from '../config/defaults.js';
+import { type Introspection, introspect } from '../modules/introspection/index.js';
+import type { Decision } from '../modules/rate-limit/index.js';
+import { planWindows, rateLimitHeaders } from '../modules/rate-limit/index.js';
+import type { AppContext } from './context.js';
+
+/**
+ * Introspection without the framework, for the requests that make up nearly all of its
+ * traffic: servers call it on every request they serve (reference section 4.2), and
+ * Fastify's routing, hooks, request and reply objects cost more than the answer itself.
+ *
+ * It takes a request only when everything it needs is already in memory and the answer
+ * can only be a 200: `POST /api/auth/introspect`, a JSON body of a known small size, a
+ * cached live secret key with the introspection scope in `Authorization: Bearer`, a plan
+ * that allows one more request in memory, and a body of exactly `token` (and optionally
+ * `token_type_hint`). Every rule is the one the Fastify route runs: the same `introspect()`,
+ * the same rate limiter, the same key cache, the same headers. Anything else (a problem
+ * document to write, a key or plan decision that needs the database or Redis, debug
+ * logging, shutdown) goes to Fastify: before the body is read as it is, after it with the
+ * body replayed (`replayedBody`) and the plan decision already taken (`countedPlan`), so
+ * that nothing is counted twice.
+ */
+export interface FastPath {
+  /** True when it took the request; false: hand it to Fastify untouched. */
+  (request: IncomingMessage, response: ServerResponse): boolean;
+}
+
+export const INTROSPECT_PATH = '/api/auth/introspect';
+const ROUTE_SCOPE = 'tokens:introspect';
+/** The largest body it reads itself: a token at its longest, quoted, plus a hint. */
+const MAX_BODY = defaults.maxTokenLength + 256;
+const BEARER = /^Bearer +(sk_\S+) *$/i;
+
+/** Bodies the fast path read and then left to Fastify, to be parsed again there. */
+const replayed = new WeakMap<IncomingMessage, Buffer>();
+/** Plan decisions the fast path took for requests it then left to Fastify. */
+const counted = new WeakMap<IncomingMessage, Decision | Promise<Decision>>();
+
+/** The body the fast path already read, as a stream for Fastify's parser (a preParsing hook). */
+export function replayedBody(request: IncomingMessage): Readable | undefined {
+  const body = replayed.get(request);
+  return body ? Readable.from([body]) : undefined;
+}
+
+/** The tenant plan decision already taken for this request, if the fast path took one. */
+export function countedPlan(request: IncomingMessage): Decision | Promise<Decision> | undefined {
+  return counted.get(request);
+}
+
+function isJson(contentType: string | undefined): boolean {
+  return contentType === 'application/json' || contentType === 'application/json; charset=utf-8';
+}
+
+/** `{"token": "…"}` with an optional short `token_type_hint`, nothing else; else undefined. */
+function tokenOf(text: string): string | undefined {
+  // The JSON parser refuses NUL in any form; leave such bodies to it.
+  if (text.includes('\\u0000') || text.includes('\0')) return undefined;
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return undefined;
+  let token: string | undefined;
+  for (const [name, value] of Object.entries(body)) {
+    if (name === 'token' && typeof value === 'string') token = value;
+    else if (
+      name !== 'token_type_hint' ||
+      typeof value !== 'string' ||
+      value.length > defaults.fields.hintMaxLength
+    )
+      return undefined;
+  }
+  return token;
+}
+
+export function introspectionFastPath(
+  ctx: AppContext,
+  options: {
+    /** Fastify's own handler: where everything the fast path does not take goes. */
+    fallback: (request: IncomingMessage, response: ServerResponse) => void;
+    /** False while the server shuts down or logs at debug (Fastify then answers and logs). */
+    enabled: () => boolean;
+    /** Counts the answer like Fastify's onResponse hook. */
+    observe: (method: string, route: string, status: number, elapsedMs: number) => void;
+  },
+): FastPath {
+  const { fallback, enabled, observe } = options;
+
+  function respond(
+    response: ServerResponse,
+    decision: Decision,
+    result: Introspection,
+    startedAt: number,
+  ) {
+    const body = JSON.stringify(result);
+    const headers = rateLimitHeaders(decision);
+    response.writeHead(200, {
+      'cache-control': 'no-store',
+      ...headers,
+      'content-type': 'application/json; charset=utf-8',
+      'content-length': Buffer.byteLength(body),
+    });
+    response.end(body);
+    observe('POST', INTROSPECT_PATH, 200, performance.now() - startedAt);
+  }
+
+  return (request, response) => {
+    if (request.url !== INTROSPECT_PATH || request.method !== 'POST') return false;
+    const startedAt = performance.now();
+    const { headers } = request;
+    const length = Number(headers['content-length']);
+    if (
+      !(length > 0 && length <= MAX_BODY) ||
+      !isJson(headers['content-type']) ||
+      headers['transfer-encoding'] !== undefined ||
+      headers['content-encoding'] !== undefined ||
+      headers.expect !== undefined ||
+      !enabled()
+    )
+      return false;
+    const presented = BEARER.exec(headers.authorization ?? '')?.[1];
+    const auth = presented === undefined ? null : ctx.keys.resolveCached(presented);
+    if (!auth || auth.key.kind !== 'secret' || !auth.key.scopes.includes(ROUTE_SCOPE)) return false;
+    const { tenant } = auth;
+    const decision = ctx.limiter.consumePlan(`tenant:${tenant.id}`, planWindows(tenant.limits));
+    if (decision instanceof Promise || !decision.allowed) {
+      counted.set(request, decision);
+      return false;
+    }
+
+    const chunks: Buffer[] = [];
+    let received = 0;
+    // A client that goes away mid-body: nothing to answer (Fastify does the same).
+    request.on('error', () => {});
+    request.on('data', (chunk: Buffer) => {
+      received += chunk.length;
+      chunks.push(chunk);
+    });
+    request.on('end', () => {
+      const body = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, received);
+      const token = received === length ? tokenOf(body.toString('utf8')) : undefined;
+      const handOver = () => {
+        replayed.set(request, body);
+        counted.set(request, decision);
+        fallback(request, response);
+      };
+      if (token === undefined) return handOver();
+      let result: ReturnType<typeof introspect>;
+      try {
+        result = introspect(ctx, tenant, token);
+      } catch {
+        return handOver();
+      }
+      if (!(result instanceof Promise)) return respond(response, decision, result, startedAt);
+      result.then(
+        (answer) => respond(response, decision, answer, startedAt),
+        // A database error: Fastify asks again and answers (or logs) it as it would have.
+        handOver,
+      );
+    });
+    return true;
+  };
+}
