@@ -22,10 +22,8 @@ import type { AppContext } from './context.js';
  * body replayed (`replayedBody`) and the plan decision already taken (`countedPlan`), so
  * that nothing is counted twice.
  */
-export interface FastPath {
-  /** True when it took the request; false: hand it to Fastify untouched. */
-  (request: IncomingMessage, response: ServerResponse): boolean;
-}
+/** True when it took the request; false: hand it to Fastify untouched. */
+export type FastPath = (request: IncomingMessage, response: ServerResponse) => boolean;
 
 export const INTROSPECT_PATH = '/api/auth/introspect';
 const ROUTE_SCOPE = 'tokens:introspect';
@@ -124,7 +122,7 @@ export function introspectionFastPath(
       return false;
     const presented = BEARER.exec(headers.authorization ?? '')?.[1];
     const auth = presented === undefined ? null : ctx.keys.resolveCached(presented);
-    if (!auth || auth.key.kind !== 'secret' || !auth.key.scopes.includes(ROUTE_SCOPE)) return false;
+    if (auth?.key.kind !== 'secret' || !auth.key.scopes.includes(ROUTE_SCOPE)) return false;
     const { tenant } = auth;
     const decision = ctx.limiter.consumePlan(`tenant:${tenant.id}`, planWindows(tenant.limits));
     if (decision instanceof Promise || !decision.allowed) {

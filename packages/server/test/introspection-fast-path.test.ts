@@ -1,0 +1,338 @@
+/**
+ * The introspection fast path (node:http in front of Fastify) answers exactly as the
+ * Fastify route does, takes only what it can answer from memory, hands everything else
+ * over without losing the body or counting the plan twice, and keeps a connection's
+ * answers in order.
+ */
+import { createServer, type Server } from 'node:http';
+import { type AddressInfo, connect } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { introspectionFastPath } from '../src/http/introspection-fast-path.js';
+import {
+  type Body,
+  DIALECTS,
+  email,
+  HAVE_REDIS,
+  json,
+  METRICS_AUTH,
+  postJson,
+  REDIS_URL,
+  startApp,
+  type TestApp,
+  type TestTenant,
+} from './support.js';
+
+const PASSWORD = 'correct horse battery staple';
+const PATH = '/api/auth/introspect';
+// PostgreSQL instances cache (and so take the fast path) only while Redis carries invalidations.
+const MODES = DIALECTS.flatMap((dialect) =>
+  dialect === 'sqlite'
+    ? [{ name: 'sqlite', dialect, env: {} }]
+    : HAVE_REDIS
+      ? [{ name: 'postgres + redis', dialect, env: { REDIS_URL } }]
+      : [],
+);
+
+interface Variant {
+  name: string;
+  headers?: (t: TestTenant) => Record<string, string>;
+  body: (token: string, t: TestTenant) => string;
+}
+
+describe.each(MODES)('introspection fast path on $name', ({ dialect, env }) => {
+  let app: TestApp;
+  let t: TestTenant;
+  let other: TestTenant;
+  let token: string;
+  let foreignToken: string;
+
+  async function session(tenant: TestTenant): Promise<Body> {
+    const address = email();
+    await postJson(app, '/v1/auth/sign-up', tenant.secretKey, {
+      email: address,
+      password: PASSWORD,
+    });
+    const res = await postJson(app, '/v1/auth/sign-in', tenant.secretKey, {
+      email: address,
+      password: PASSWORD,
+    });
+    expect(res.status).toBe(200);
+    return json(res);
+  }
+
+  beforeAll(async () => {
+    app = await startApp(dialect, { env });
+    t = await app.tenant();
+    other = await app.tenant();
+    token = (await session(t)).accessToken;
+    foreignToken = (await session(other)).accessToken;
+  });
+  afterAll(async () => {
+    await app.dispose();
+  });
+
+  const bearerJson = (t: TestTenant) => ({
+    authorization: `Bearer ${t.secretKey}`,
+    'content-type': 'application/json',
+  });
+  const VARIANTS: Variant[] = [
+    { name: 'an active token', body: (token) => JSON.stringify({ token }) },
+    {
+      name: 'an active token with a hint, charset and unicode around it',
+      headers: (t) => ({ ...bearerJson(t), 'content-type': 'application/json; charset=utf-8' }),
+      body: (token) => `{ "token_type_hint": "access_token", "token": "${token}" }`,
+    },
+    { name: "another tenant's token", body: (_token) => JSON.stringify({ token: foreignToken }) },
+    { name: 'a garbage token', body: () => JSON.stringify({ token: 'not.a.jwt' }) },
+    { name: 'a unicode token', body: () => JSON.stringify({ token: 'ŧøĸęñ.🔑.✓' }) },
+    { name: 'an empty token', body: () => JSON.stringify({ token: '' }) },
+    { name: 'no token', body: () => '{}' },
+    { name: 'a number as token', body: () => '{"token":42}' },
+    { name: 'an array body', body: (token) => JSON.stringify([token]) },
+    { name: 'invalid JSON', body: (token) => `{"token":"${token}"` },
+    { name: 'an unknown field', body: (token) => JSON.stringify({ token, extra: 1 }) },
+    {
+      name: 'a too long hint',
+      body: (token) => JSON.stringify({ token, token_type_hint: 'x'.repeat(65) }),
+    },
+    { name: 'a NUL character', body: (token) => JSON.stringify({ token: `${token}\u0000` }) },
+    { name: 'a __proto__ key', body: (token) => `{"token":"${token}","__proto__":{"x":1}}` },
+    {
+      name: 'a secret key in the body as well',
+      body: (token, t) => JSON.stringify({ token, client_secret: t.secretKey }),
+    },
+    {
+      name: 'a token longer than the fast path reads',
+      body: () => JSON.stringify({ token: 'a'.repeat(20_000) }),
+    },
+    {
+      name: 'a wrong key',
+      headers: (t) => ({ ...bearerJson(t), authorization: `Bearer ${t.secretKey.slice(0, -2)}xx` }),
+      body: (token) => JSON.stringify({ token }),
+    },
+    {
+      name: 'a publishable key',
+      headers: (t) => ({ ...bearerJson(t), authorization: `Bearer ${t.publishableKey}` }),
+      body: (token) => JSON.stringify({ token }),
+    },
+    {
+      name: 'a form body',
+      headers: (t) => ({
+        authorization: `Bearer ${t.secretKey}`,
+        'content-type': 'application/x-www-form-urlencoded',
+      }),
+      body: (token) => new URLSearchParams({ token }).toString(),
+    },
+    {
+      name: 'HTTP Basic client authentication',
+      headers: (t) => ({
+        authorization: `Basic ${Buffer.from(`${t.id}:${t.secretKey}`).toString('base64')}`,
+        'content-type': 'application/json',
+      }),
+      body: (token) => JSON.stringify({ token }),
+    },
+    {
+      name: 'text/plain',
+      headers: (t) => ({ ...bearerJson(t), 'content-type': 'text/plain' }),
+      body: (token) => JSON.stringify({ token }),
+    },
+  ];
+
+  /** What a client can see of an answer, less what changes from one request to the next. */
+  async function seen(response: {
+    status: number;
+    headers: (name: string) => string | undefined | null;
+    body: string;
+  }) {
+    const body = response.headers('content-type')?.includes('json')
+      ? JSON.parse(response.body)
+      : response.body;
+    // A problem names the request it answers only in `instance`, which is the same path.
+    return {
+      status: response.status,
+      body,
+      contentType: response.headers('content-type') ?? null,
+      cacheControl: response.headers('cache-control') ?? null,
+      policy: response.headers('ratelimit-policy') ?? null,
+      hasRateLimit: response.headers('ratelimit') != null,
+      challenge: response.headers('www-authenticate') ?? null,
+    };
+  }
+
+  it.each(VARIANTS.map((v) => [v.name, v] as const))(
+    'answers %s exactly as the Fastify route does',
+    async (_name, variant) => {
+      const headers = (variant.headers ?? bearerJson)(t);
+      const body = variant.body(token, t);
+      // Twice over HTTP: the first request warms the key and token caches.
+      await app.request(PATH, { method: 'POST', headers, body });
+      const http = await app.request(PATH, { method: 'POST', headers, body });
+      const viaHttp = await seen({
+        status: http.status,
+        headers: (name) => http.headers.get(name),
+        body: await http.text(),
+      });
+      const injected = await app.app.inject({ method: 'POST', url: PATH, headers, payload: body });
+      const viaFastify = await seen({
+        status: injected.statusCode,
+        headers: (name) => injected.headers[name]?.toString(),
+        body: injected.body,
+      });
+      expect(viaHttp).toEqual(viaFastify);
+    },
+  );
+
+  describe('what it takes and what it hands over', () => {
+    let server: Server;
+    let url: string;
+    const taken = { fast: 0, before: 0, after: 0 };
+
+    beforeAll(async () => {
+      // The real fast path over the real Fastify router, counting who answered.
+      const fast = introspectionFastPath(app.ctx, {
+        fallback: (request, response) => {
+          taken.after += 1;
+          app.app.routing(request, response);
+        },
+        enabled: () => true,
+        observe: () => {
+          taken.fast += 1;
+        },
+      });
+      server = createServer((request, response) => {
+        if (fast(request, response)) return;
+        taken.before += 1;
+        app.app.routing(request, response);
+      });
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      url = `http://127.0.0.1:${(server.address() as AddressInfo).port}${PATH}`;
+    });
+    afterAll(async () => {
+      await new Promise((resolve) => server.close(resolve));
+    });
+
+    async function count(headers: Record<string, string>, body: string) {
+      const before = { ...taken };
+      const res = await fetch(url, { method: 'POST', headers, body });
+      const text = await res.text();
+      return {
+        status: res.status,
+        text,
+        fast: taken.fast - before.fast,
+        before: taken.before - before.before,
+        after: taken.after - before.after,
+      };
+    }
+
+    it('answers a cached key and token itself, and a cold token (RSA) too', async () => {
+      const fresh = (await session(t)).accessToken;
+      await count(bearerJson(t), JSON.stringify({ token })); // the key is cached now
+      const cold = await count(bearerJson(t), JSON.stringify({ token: fresh }));
+      expect(cold).toMatchObject({ status: 200, fast: 1, before: 0, after: 0 });
+      expect(JSON.parse(cold.text).active).toBe(true);
+      const warm = await count(bearerJson(t), JSON.stringify({ token: fresh }));
+      expect(warm).toMatchObject({ status: 200, fast: 1, before: 0, after: 0 });
+    });
+
+    it('hands over a key it has not seen, before reading the body', async () => {
+      const fresh = await app.tenant();
+      const first = await count(bearerJson(fresh), JSON.stringify({ token }));
+      expect(first).toMatchObject({ status: 200, fast: 0, before: 1, after: 0 });
+      expect(first.text).toBe('{"active":false}');
+      const second = await count(bearerJson(fresh), JSON.stringify({ token }));
+      expect(second).toMatchObject({ status: 200, fast: 1, before: 0, after: 0 });
+    });
+
+    it('hands over a body it cannot answer, which Fastify then reads from memory', async () => {
+      await count(bearerJson(t), JSON.stringify({ token }));
+      const bad = await count(bearerJson(t), '{"token":');
+      expect(bad).toMatchObject({ status: 400, fast: 0, before: 0, after: 1 });
+      expect(JSON.parse(bad.text)).toMatchObject({ code: 'invalid_request' });
+      const both = await count(bearerJson(t), JSON.stringify({ token, client_secret: 'x' }));
+      expect(both).toMatchObject({ status: 400, after: 1 });
+      expect(JSON.parse(both.text).detail).toMatch(/once/);
+    });
+
+    it('counts the plan once for a request it hands over, and answers 429 past the limit', async () => {
+      // Four a minute: the first request (which caches the key) and three handed over.
+      const limited = await app.tenant({ rps: 1000, rpm: 4 });
+      const headers = bearerJson(limited);
+      expect((await count(headers, JSON.stringify({ token }))).status).toBe(200);
+      const answers = [];
+      for (let i = 0; i < 4; i++) answers.push(await count(headers, '{"token":'));
+      expect(answers.map((a) => a.status)).toEqual([400, 400, 400, 429]);
+      expect(answers[3]).toMatchObject({ fast: 0, before: 1, after: 0 });
+      expect(JSON.parse(answers[3]?.text ?? '{}')).toMatchObject({ code: 'rate_limited' });
+    });
+  });
+
+  it('keeps the answers of pipelined requests in order, whichever path answers them', async () => {
+    await postJson(app, PATH, t.secretKey, { token });
+    const request = (body: string, type = 'application/json') =>
+      `POST ${PATH} HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${t.secretKey}\r\ncontent-type: ${type}\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+    const socket = connect(Number(new URL(app.url).port), '127.0.0.1');
+    let received = '';
+    socket.on('data', (chunk) => {
+      received += chunk.toString('utf8');
+    });
+    // Fast, Fastify (a form body), fast (inactive), fast, handed over after the body (400,
+    // after which the server closes the connection).
+    socket.write(
+      request(JSON.stringify({ token })) +
+        request(new URLSearchParams({ token }).toString(), 'application/x-www-form-urlencoded') +
+        request(JSON.stringify({ token: 'x' })) +
+        request(JSON.stringify({ token })) +
+        request('{"token":'),
+    );
+    await new Promise<void>((resolve, reject) => {
+      socket.on('close', () => resolve());
+      socket.on('error', reject);
+    });
+    const statuses = [...received.matchAll(/HTTP\/1\.1 (\d+)/g)].map((m) => m[1]);
+    expect(statuses).toEqual(['200', '200', '200', '200', '400']);
+    const bodies = received
+      .split(/HTTP\/1\.1 /)
+      .slice(1)
+      .map((answer) => JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4)));
+    expect(bodies.map((b) => b.active ?? b.code)).toEqual([
+      true,
+      true,
+      false,
+      true,
+      'invalid_request',
+    ]);
+  });
+
+  it('survives a client that sends half a body and goes away', async () => {
+    await postJson(app, PATH, t.secretKey, { token });
+    const socket = connect(Number(new URL(app.url).port), '127.0.0.1');
+    await new Promise((resolve) => socket.once('connect', resolve));
+    socket.write(
+      `POST ${PATH} HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${t.secretKey}\r\ncontent-type: application/json\r\ncontent-length: 500\r\n\r\n{"token":"abc`,
+    );
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    socket.destroy();
+    const res = await postJson(app, PATH, t.secretKey, { token });
+    expect(res.status).toBe(200);
+    expect((await json(res)).active).toBe(true);
+  });
+
+  it('counts its answers in /metrics like every other request', async () => {
+    const countOf = async () => {
+      const text = await (await app.request('/metrics', { headers: METRICS_AUTH })).text();
+      const line = text
+        .split('\n')
+        .find(
+          (l) =>
+            l.startsWith('latchkey_http_requests_total{') &&
+            l.includes(`route="${PATH}"`) &&
+            l.includes('status="200"'),
+        );
+      return Number(line?.split(' ').pop() ?? 0);
+    };
+    await postJson(app, PATH, t.secretKey, { token });
+    const before = await countOf();
+    for (let i = 0; i < 5; i++) await postJson(app, PATH, t.secretKey, { token });
+    expect(await countOf()).toBe(before + 5);
+  });
+});
