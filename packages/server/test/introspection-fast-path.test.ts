@@ -8,6 +8,7 @@ import { createServer, type Server } from 'node:http';
 import { type AddressInfo, connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { introspectionFastPath } from '../src/http/introspection-fast-path.js';
+import type { DialectName } from '../src/storage/index.js';
 import {
   type Body,
   DIALECTS,
@@ -25,13 +26,11 @@ import {
 const PASSWORD = 'correct horse battery staple';
 const PATH = '/api/auth/introspect';
 // PostgreSQL instances cache (and so take the fast path) only while Redis carries invalidations.
-const MODES = DIALECTS.flatMap((dialect) =>
-  dialect === 'sqlite'
-    ? [{ name: 'sqlite', dialect, env: {} }]
-    : HAVE_REDIS
-      ? [{ name: 'postgres + redis', dialect, env: { REDIS_URL } }]
-      : [],
-);
+const MODES: { name: string; dialect: DialectName; env: Record<string, string> }[] = [];
+for (const dialect of DIALECTS) {
+  if (dialect === 'sqlite') MODES.push({ name: 'sqlite', dialect, env: {} });
+  else if (HAVE_REDIS) MODES.push({ name: 'postgres + redis', dialect, env: { REDIS_URL } });
+}
 
 interface Variant {
   name: string;
@@ -126,7 +125,7 @@ describe.each(MODES)('introspection fast path on $name', ({ dialect, env }) => {
     {
       name: 'HTTP Basic client authentication',
       headers: (t) => ({
-        authorization: `Basic ${Buffer.from(`${t.id}:${t.secretKey}`).toString('base64')}`,
+        authorization: `Basic ${Buffer.from(`${t.tenant.id}:${t.secretKey}`).toString('base64')}`,
         'content-type': 'application/json',
       }),
       body: (token) => JSON.stringify({ token }),
