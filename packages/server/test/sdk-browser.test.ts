@@ -147,7 +147,9 @@ describe.skipIf(!HAVE_CHROMIUM)(
       });
     });
 
-    it('two tabs refreshing at once stay signed in, and the session is not revoked', async () => {
+    it('two tabs refreshing at once stay signed in, and the session is not revoked', {
+      timeout: 90_000,
+    }, async () => {
       await withContext(browser, async (context) => {
         const first = await signedInPage(context);
         const second = await context.newPage();
@@ -160,8 +162,9 @@ describe.skipIf(!HAVE_CHROMIUM)(
         };
         first.on('request', count(0));
         second.on('request', count(1));
-        // Hold each refresh until the other tab's has been sent too (5 s at most), so that
-        // neither tab can learn the other's fresh token first, however loaded the machine.
+        // Hold each refresh until the other tab's has been sent too (15 s at most: a loaded
+        // machine may run one tab's script seconds after the other's), so that neither tab
+        // can learn the other's fresh token first.
         let held: Array<() => void> = [];
         await context.route('**/v1/client/token', async (route) => {
           await new Promise<void>((release) => {
@@ -169,7 +172,7 @@ describe.skipIf(!HAVE_CHROMIUM)(
             if (held.length >= 2) {
               for (const go of held) go();
               held = [];
-            } else setTimeout(release, 5000);
+            } else setTimeout(release, 15_000);
           });
           await route.continue();
         });
