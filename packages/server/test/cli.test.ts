@@ -109,6 +109,15 @@ describe.each(DIALECTS)('latchkey CLI on %s', (dialect) => {
     });
   }
 
+  it('migrate ignores the server settings it does not use (PORT, PUBLIC_URL)', async () => {
+    const result = await latchkey(['migrate'], { ...env, PORT: 'null', PUBLIC_URL: 'nope' });
+    expect(result).toMatchObject({ code: 0, stderr: '' });
+    expect(result.stdout.trim()).toMatch(/^(applied: [\w, -]+|the database is up to date)$/);
+    const serve = await latchkey(['tenant', 'list'], { ...env, PORT: 'null' });
+    expect(serve.code).toBe(1);
+    expect(serve.stderr).toMatch(/PORT must be an integer/);
+  });
+
   it('tenant create --json prints one JSON object: the tenant and both keys', async () => {
     acme = parsed(await cli('tenant', 'create', '--name', 'Acme', '--json'));
     expect(Object.keys(acme).sort()).toEqual(['publishableKey', 'secretKey', 'tenant']);

@@ -84,7 +84,11 @@ export async function runCli(
       output.out(USAGE);
       return command ? 0 : 2;
     }
-    const config = loadConfig(env, { warn: (m) => output.err(`warning: ${m}`) });
+    // migrate works on the database alone: a server setting it does not use (a scripted
+    // deploy may leave PORT or PUBLIC_URL unset or odd at that step) does not stop it.
+    const settings =
+      command === 'migrate' ? { ...env, PORT: undefined, PUBLIC_URL: undefined } : env;
+    const config = loadConfig(settings, { warn: (m) => output.err(`warning: ${m}`) });
     switch (command) {
       case 'serve': {
         // Loaded only here: the other commands start without Fastify and its plugins.
