@@ -15,7 +15,11 @@ import { defaults } from './config/defaults.js';
 import { SecretBox } from './crypto/secret-box.js';
 import { LatchkeyError } from './errors/index.js';
 import type { AppContext } from './http/context.js';
-import { type FastPath, introspectionFastPath } from './http/introspection-fast-path.js';
+import {
+  type FastPath,
+  INTROSPECT_PATH,
+  introspectionFastPath,
+} from './http/introspection-fast-path.js';
 import { registerJsonParser } from './http/json-body.js';
 import { errorHandler, sendProblem } from './http/problem.js';
 import { adminRoutes } from './http/routes/admin.js';
@@ -33,7 +37,7 @@ import { Problem } from './http/schemas.js';
 import { createMailer } from './modules/email/index.js';
 import { VerifiedTokens } from './modules/introspection/index.js';
 import { KeyResolver } from './modules/keys/index.js';
-import { createMetrics, requestObserver } from './modules/observability/metrics.js';
+import { answerObserver, createMetrics, requestObserver } from './modules/observability/metrics.js';
 import { RateLimitService } from './modules/rate-limit/index.js';
 import { startRetention } from './modules/retention/index.js';
 import { Sessions, SigningKeys } from './modules/sessions/index.js';
@@ -199,6 +203,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   );
 
   const metrics = createMetrics();
+  const cacheHits = metrics.sessionCache.labels({ result: 'hit' });
+  const cacheMisses = metrics.sessionCache.labels({ result: 'miss' });
   const box = new SecretBox(config.secret);
   // Caches are used only where every writer's changes are heard: through Redis pub/sub, or
   // on SQLite through its data_version. PostgreSQL without Redis always reads the database.
@@ -216,7 +222,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     signingKeys,
     bus,
     authUrl: config.publicUrl,
-    onCacheLookup: (hit) => metrics.sessionCache.inc({ result: hit ? 'hit' : 'miss' }),
+    onCacheLookup: (hit) => (hit ? cacheHits : cacheMisses).inc(),
   });
   const ctx: AppContext = {
     config,
@@ -293,7 +299,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   fastPath = introspectionFastPath(ctx, {
     fallback: (request, response) => fastify?.(request, response),
     enabled: () => !closing && !logsEveryAnswer,
-    observe,
+    observe: answerObserver(metrics, 'POST', INTROSPECT_PATH, 200),
   });
 
   await app.register(swagger, {

@@ -49,6 +49,21 @@ export function createMetrics(): Metrics {
   };
 }
 
+/** Counts the answers of one route and status, with the label children resolved once. */
+export function answerObserver(
+  metrics: Metrics,
+  method: string,
+  route: string,
+  status: number,
+): (elapsedMs: number) => void {
+  const counter = metrics.requests.labels({ method, route, status });
+  const timer = metrics.duration.labels({ method, route });
+  return (elapsedMs) => {
+    counter.inc();
+    timer.observe(elapsedMs / 1000);
+  };
+}
+
 /**
  * Counts a request and its duration. prom-client hashes the labels on every call; the
  * label children are kept per method, route and status instead (a bounded set: routes

@@ -23,6 +23,11 @@ export function rateLimitHeaders(decision: Decision): Record<string, string> {
   return { 'ratelimit-policy': decision.policyHeader, ratelimit: decision.stateHeader };
 }
 
+/** The same headers as a flat name, value list (node:http's writeHead takes one). */
+export function rateLimitHeaderList(decision: Decision): string[] {
+  return ['ratelimit-policy', decision.policyHeader, 'ratelimit', decision.stateHeader];
+}
+
 /** The 429 of a refused decision: Retry-After (RFC 9110 section 10.2.3) and the RateLimit headers. */
 export function rateLimited(decision: Decision, detail: string): LatchkeyError {
   return new LatchkeyError('rate_limited', detail, {
