@@ -87,7 +87,7 @@ const REDACT = [
  * introspection on every request they serve, and its line (redaction, serializing, the
  * write) cost about a third of its CPU. Its 4xx answers and errors stay at `info`.
  */
-const QUIET_WHEN_OK = new Set(['/api/auth/introspect']);
+const QUIET_WHEN_OK = new Set([INTROSPECT_PATH]);
 
 /**
  * One log line per request, when it is answered, with the request in it: Fastify's own

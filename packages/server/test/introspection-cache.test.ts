@@ -22,6 +22,7 @@ import {
   json,
   postJson,
   REDIS_URL,
+  signedIn,
   startApp,
   type TestApp,
   type TestTenant,
@@ -49,19 +50,7 @@ describe.each(CACHING)('cached introspection on %s', (dialect) => {
     await app.dispose();
   });
 
-  async function session(tenant = t): Promise<Body> {
-    const address = email();
-    await postJson(app, '/v1/auth/sign-up', tenant.secretKey, {
-      email: address,
-      password: PASSWORD,
-    });
-    const res = await postJson(app, '/v1/auth/sign-in', tenant.secretKey, {
-      email: address,
-      password: PASSWORD,
-    });
-    expect(res.status).toBe(200);
-    return json(res);
-  }
+  const session = (tenant = t): Promise<Body> => signedIn(app, tenant);
 
   async function introspect(token: string, key = t.secretKey): Promise<string> {
     const res = await postJson(app, '/api/auth/introspect', key, { token });

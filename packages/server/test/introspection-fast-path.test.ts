@@ -12,18 +12,17 @@ import type { DialectName } from '../src/storage/index.js';
 import {
   type Body,
   DIALECTS,
-  email,
   HAVE_REDIS,
   json,
   METRICS_AUTH,
   postJson,
   REDIS_URL,
+  signedIn,
   startApp,
   type TestApp,
   type TestTenant,
 } from './support.js';
 
-const PASSWORD = 'correct horse battery staple';
 const PATH = '/api/auth/introspect';
 // PostgreSQL instances cache (and so take the fast path) only while Redis carries invalidations.
 const MODES: { name: string; dialect: DialectName; env: Record<string, string> }[] = [];
@@ -45,19 +44,7 @@ describe.each(MODES)('introspection fast path on $name', ({ dialect, env }) => {
   let token: string;
   let foreignToken: string;
 
-  async function session(tenant: TestTenant): Promise<Body> {
-    const address = email();
-    await postJson(app, '/v1/auth/sign-up', tenant.secretKey, {
-      email: address,
-      password: PASSWORD,
-    });
-    const res = await postJson(app, '/v1/auth/sign-in', tenant.secretKey, {
-      email: address,
-      password: PASSWORD,
-    });
-    expect(res.status).toBe(200);
-    return json(res);
-  }
+  const session = (tenant: TestTenant): Promise<Body> => signedIn(app, tenant);
 
   beforeAll(async () => {
     app = await startApp(dialect, { env });

@@ -240,6 +240,20 @@ export function postJson(
   });
 }
 
+/** A new user of `tenant`, signed up and signed in: the sign-in answer (tokens and user). */
+export async function signedIn(
+  app: TestApp,
+  tenant: TestTenant,
+  password = 'correct horse battery staple',
+): Promise<Body> {
+  const credentials = { email: email(), password };
+  const up = await postJson(app, '/v1/auth/sign-up', tenant.secretKey, credentials);
+  if (up.status !== 201) throw new Error(`sign-up answered ${up.status}`);
+  const res = await postJson(app, '/v1/auth/sign-in', tenant.secretKey, credentials);
+  if (res.status !== 200) throw new Error(`sign-in answered ${res.status}`);
+  return json(res);
+}
+
 let counter = 0;
 /** A unique address for each call. */
 export function email(prefix = 'user'): string {

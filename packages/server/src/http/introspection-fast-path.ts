@@ -5,6 +5,7 @@ import { type Introspection, introspect } from '../modules/introspection/index.j
 import type { Decision } from '../modules/rate-limit/index.js';
 import { planWindows, rateLimitHeaderList } from '../modules/rate-limit/index.js';
 import type { AppContext } from './context.js';
+import { hasNul } from './json-body.js';
 
 /**
  * Introspection without the framework, for the requests that make up nearly all of its
@@ -54,7 +55,7 @@ function isJson(contentType: string | undefined): boolean {
 /** `{"token": "…"}` with an optional short `token_type_hint`, nothing else; else undefined. */
 function tokenOf(text: string): string | undefined {
   // The JSON parser refuses NUL in any form; leave such bodies to it.
-  if (text.includes('\\u0000') || text.includes('\0')) return undefined;
+  if (hasNul(text)) return undefined;
   let body: unknown;
   try {
     body = JSON.parse(text);

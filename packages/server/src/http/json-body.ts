@@ -2,6 +2,11 @@ import type { FastifyInstance } from 'fastify';
 import sjson from 'secure-json-parse';
 import { LatchkeyError } from '../errors/index.js';
 
+/** PostgreSQL text cannot hold NUL, and no field of ours has a use for it: such a body is refused. */
+export function hasNul(text: string): boolean {
+  return text.includes('\\u0000') || text.includes('\0');
+}
+
 /**
  * The JSON body parser: Fastify's own (secure-json-parse), but with errors that say which
  * rule broke, and never quote the body (JSON.parse's messages would echo a password).
@@ -12,8 +17,7 @@ export function registerJsonParser(app: FastifyInstance): void {
     const text = body as string;
     if (text.length === 0)
       return done(new LatchkeyError('invalid_request', 'The request body is empty'));
-    // PostgreSQL text cannot hold NUL; no field of ours has a use for it.
-    if (text.includes('\\u0000') || text.includes('\0')) {
+    if (hasNul(text)) {
       return done(
         new LatchkeyError('invalid_request', 'The request body contains a NUL character'),
       );

@@ -9,6 +9,7 @@ import { isUuid } from '../../storage/index.js';
 import { sendCacheable } from '../cacheable.js';
 import { CLIENT_AUTH_METHODS } from '../client-auth.js';
 import type { AppContext } from '../context.js';
+import { INTROSPECT_PATH } from '../introspection-fast-path.js';
 import { problems } from '../schemas.js';
 
 const Params = Type.Object({ tenantId: Type.String({ maxLength: defaults.fields.idMaxLength }) });
@@ -40,7 +41,7 @@ export function metadataOf(authUrl: string, tenantId: string) {
     issuer,
     authorization_endpoint: `${authUrl}/sign-in`,
     jwks_uri: `${issuer}/.well-known/jwks.json`,
-    introspection_endpoint: `${authUrl}/api/auth/introspect`,
+    introspection_endpoint: `${authUrl}${INTROSPECT_PATH}`,
     introspection_endpoint_auth_methods_supported: [...CLIENT_AUTH_METHODS],
     response_types_supported: ['token'],
     response_modes_supported: ['fragment'],

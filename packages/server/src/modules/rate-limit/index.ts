@@ -10,12 +10,23 @@ import { LatchkeyError } from '../../errors/index.js';
 import type { RateLimits } from '../tenants/index.js';
 import type { Decision, Window } from './rate-limit.service.js';
 
-/** The two windows of a plan (reference section 8): requests per second and per minute. */
-export function planWindows(limits: RateLimits): Window[] {
-  return [
-    { name: 'second', quota: limits.rps, seconds: 1 },
-    { name: 'minute', quota: limits.rpm, seconds: 60 },
-  ];
+const windowsOf = new WeakMap<RateLimits, readonly Window[]>();
+
+/**
+ * The two windows of a plan (reference section 8): requests per second and per minute.
+ * Made once per limits object (tenants are cached), so that counting a request builds no
+ * window, policy header or window id.
+ */
+export function planWindows(limits: RateLimits): readonly Window[] {
+  let windows = windowsOf.get(limits);
+  if (!windows) {
+    windows = Object.freeze([
+      { name: 'second', quota: limits.rps, seconds: 1 },
+      { name: 'minute', quota: limits.rpm, seconds: 60 },
+    ]);
+    windowsOf.set(limits, windows);
+  }
+  return windows;
 }
 
 /** The RateLimit-Policy and RateLimit headers of a decision (draft-ietf-httpapi-ratelimit-headers). */

@@ -39,17 +39,26 @@ export interface PlanCounterOptions {
   storeHealthy?: () => boolean;
 }
 
-const policyCache = new Map<string, string>();
+/** The RateLimit-Policy header of a set of windows, and each window's part of a slot id. */
+const policies = new WeakMap<readonly Window[], string>();
+const windowIds = new WeakMap<Window, string>();
 
-function policyHeader(windows: Window[]): string {
-  const id = windows.map((w) => `${w.name}:${w.quota}:${w.seconds}`).join('|');
-  let header = policyCache.get(id);
+function policyHeader(windows: readonly Window[]): string {
+  let header = policies.get(windows);
   if (header === undefined) {
     header = windows.map((w) => `"${w.name}";q=${w.quota};w=${w.seconds}`).join(', ');
-    if (policyCache.size > 1000) policyCache.clear();
-    policyCache.set(id, header);
+    policies.set(windows, header);
   }
   return header;
+}
+
+function windowId(window: Window): string {
+  let id = windowIds.get(window);
+  if (id === undefined) {
+    id = `${window.name}:${window.quota}:${window.seconds}`;
+    windowIds.set(window, id);
+  }
+  return id;
 }
 
 export class PlanCounter {
@@ -72,7 +81,7 @@ export class PlanCounter {
   }
 
   #slot(key: string, window: Window, now: number): Slot {
-    const id = `${this.#prefix}:${window.name}:${window.quota}:${window.seconds}:${key}`;
+    const id = `${this.#prefix}:${windowId(window)}:${key}`;
     let slot = this.#slots.get(id);
     if (!slot || slot.end <= now) {
       slot = { id, window, end: now + window.seconds * 1000, known: 0, pending: 0, busy: false };
@@ -104,7 +113,7 @@ export class PlanCounter {
    * Counts one request against every window; refused when any window is exhausted. A
    * decision made from memory comes back at once, one that needs Redis as a promise.
    */
-  consume(key: string, windows: Window[]): Decision | Promise<Decision> {
+  consume(key: string, windows: readonly Window[]): Decision | Promise<Decision> {
     const now = Date.now();
     const slots = windows.map((w) => this.#slot(key, w, now));
     if (slots.every((slot) => this.#local(slot))) {
@@ -118,7 +127,7 @@ export class PlanCounter {
   }
 
   /** This request's place in each window, as Redis numbers it (exact, like one INCR). */
-  async #exact(windows: Window[], slots: Slot[]): Promise<Decision> {
+  async #exact(windows: readonly Window[], slots: Slot[]): Promise<Decision> {
     const counts = await Promise.all(slots.map((slot) => this.#send(slot, 1)));
     return this.#decide(windows, slots, counts, Date.now());
   }
@@ -159,7 +168,7 @@ export class PlanCounter {
     }
   }
 
-  #decide(windows: Window[], slots: Slot[], counts: number[], now: number): Decision {
+  #decide(windows: readonly Window[], slots: Slot[], counts: number[], now: number): Decision {
     let allowed = true;
     let retryAfter = 0;
     const consumed: number[] = [];

@@ -79,7 +79,7 @@ export class RateLimitService {
    * Counts one request of a tenant's plan (every API request does this): answered from
    * memory while that cannot change the decision, see PlanCounter.
    */
-  consumePlan(key: string, windows: Window[]): Decision | Promise<Decision> {
+  consumePlan(key: string, windows: readonly Window[]): Decision | Promise<Decision> {
     return this.#plans.consume(key, windows);
   }
 
@@ -151,7 +151,7 @@ export class RateLimitService {
   }
 
   /** Counts one request against every window; refused when any window is exhausted. */
-  async consume(key: string, windows: Window[]): Promise<Decision> {
+  async consume(key: string, windows: readonly Window[]): Promise<Decision> {
     const results = await Promise.all(
       windows.map(async (window) => {
         try {
