@@ -92,7 +92,8 @@ describe.each(DIALECTS)('hosted pages over HTTP on %s', (dialect) => {
       mails[0]?.body ?? '',
     )?.[1] as string;
     expect(token).toBeTruthy();
-    expect(app.logs.text()).toContain('mail kept in the dev outbox');
+    // The line is logged once the insert has returned, which may be after the poll saw it.
+    await expect.poll(() => app.logs.text()).toContain('mail kept in the dev outbox');
     expect(app.logs.text()).not.toContain(token);
     const link = await app.request(`/reset-password?token=${token}`);
     expect(link.status).toBe(200);
