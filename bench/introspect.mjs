@@ -14,7 +14,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
-const MAIN = join(ROOT, 'packages/server/dist/main.js');
+const MAIN = join(ROOT, 'packages/server/dist/latchkey.mjs');
 const RESULTS = join(ROOT, 'bench/results/introspect.json');
 const require = createRequire(join(ROOT, 'packages/server/package.json'));
 const autocannon = require('autocannon');

@@ -12,7 +12,7 @@ import { request } from './http.mjs';
 import { freePort, signalGroup, start, stop, tempDir, until } from './procs.mjs';
 
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '../..');
-export const MAIN = join(ROOT, 'packages/server/dist/main.js');
+export const MAIN = join(ROOT, 'packages/server/dist/latchkey.mjs');
 const requireServer = createRequire(join(ROOT, 'packages/server/package.json'));
 export const pg = requireServer('pg');
 export const PG_URL = process.env.FAULTS_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';

@@ -18,7 +18,7 @@ import {
   type TestApp,
 } from './support.js';
 
-const MAIN = fileURLToPath(new URL('../dist/main.js', import.meta.url));
+const MAIN = fileURLToPath(new URL('../dist/latchkey.mjs', import.meta.url));
 const run = promisify(execFile);
 
 interface Result {

@@ -23,7 +23,7 @@ import {
   type TestApp,
 } from './support.js';
 
-const MAIN = fileURLToPath(new URL('../dist/main.js', import.meta.url));
+const MAIN = fileURLToPath(new URL('../dist/latchkey.mjs', import.meta.url));
 const PASSWORD = 'correct horse battery staple';
 const dialect = DIALECTS[DIALECTS.length - 1] ?? 'sqlite';
 

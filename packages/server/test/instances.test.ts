@@ -22,7 +22,7 @@ import {
   SECRET,
 } from './support.js';
 
-const MAIN = fileURLToPath(new URL('../dist/main.js', import.meta.url));
+const MAIN = fileURLToPath(new URL('../dist/latchkey.mjs', import.meta.url));
 const execFileAsync = promisify(execFile);
 const PASSWORD = 'correct horse battery staple';
 

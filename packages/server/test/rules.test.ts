@@ -10,7 +10,7 @@ import { type Database, migrateToLatest, openDatabase } from '../src/storage/ind
 import { freshDatabaseUrl, json, postJson, SECRET, startApp } from './support.js';
 
 const run = promisify(execFile);
-const MAIN = fileURLToPath(new URL('../dist/main.js', import.meta.url));
+const MAIN = fileURLToPath(new URL('../dist/latchkey.mjs', import.meta.url));
 
 describe('tenant and key rules', () => {
   let database: Database;

@@ -15,7 +15,7 @@ import {
 import { DIALECTS, json, SECRET, startApp, type TestApp, type TestTenant } from './support.js';
 
 const run = promisify(execFile);
-const MAIN = fileURLToPath(new URL('../dist/main.js', import.meta.url));
+const MAIN = fileURLToPath(new URL('../dist/latchkey.mjs', import.meta.url));
 
 describe.each(DIALECTS)('social provider settings on %s', (dialect) => {
   let app: TestApp;
