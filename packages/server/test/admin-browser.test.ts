@@ -57,7 +57,13 @@ for (const dialect of DIALECTS) {
     let browser: Browser;
     const adminEmail = email('operator');
     /** Filled by the journey, used by the later tests. */
-    const made = { tenantId: '', otherTenantId: '', userId: '', pages: [] as string[] };
+    const made = {
+      tenantId: '',
+      otherTenantId: '',
+      userId: '',
+      testResultUrl: '',
+      pages: [] as string[],
+    };
 
     beforeAll(async () => {
       const port = await freePort();
@@ -178,6 +184,7 @@ for (const dialect of DIALECTS) {
           .getByRole('button', { name: 'Test sign-in with GitHub' })
           .click();
         await page.waitForURL(/\/social\/github\/test\//);
+        made.testResultUrl = page.url();
         expect(await h1(page)).toBe('Test sign-in: GitHub');
         expect(await page.textContent('main')).toContain(person.email);
         expect(await page.textContent('main')).toContain('Would create a new account');
@@ -333,6 +340,7 @@ for (const dialect of DIALECTS) {
           ['tenant', t],
           ['branding', `${t}/branding`],
           ['social-login', `${t}/social`],
+          ['social-test-result', made.testResultUrl],
           ['api-keys', `${t}/keys`],
           ['users', `${t}/users`],
           ['user', `${t}/users/${made.userId}`],
@@ -346,6 +354,12 @@ for (const dialect of DIALECTS) {
           await page.goto(`${app.url}/admin/sign-in`);
           const found = await seriousViolations(page, [['sign-in', () => Promise.resolve()]], axe);
           await page.screenshot({ path: join(ARTIFACTS, 'admin-sign-in.png'), fullPage: true });
+          await page.setViewportSize({ width: 390, height: 844 });
+          await page.screenshot({
+            path: join(ARTIFACTS, 'admin-sign-in-phone.png'),
+            fullPage: true,
+          });
+          await page.setViewportSize({ width: 1280, height: 800 });
           await signIn(page);
           found.push(
             ...(await seriousViolations(

@@ -471,6 +471,11 @@ describe.skipIf(!HAVE_CHROMIUM)('social sign-in in Chromium, through the hosted 
     await withContext({}, async (page) => {
       await page.goto(signInUrl(t));
       await page.screenshot({ path: join(ARTIFACTS, 'sign-in-providers.png'), fullPage: true });
+      await page.setViewportSize({ width: 390, height: 844 });
+      await page.screenshot({
+        path: join(ARTIFACTS, 'sign-in-providers-phone.png'),
+        fullPage: true,
+      });
     });
     await withContext({ bypassCSP: true }, async (page) => {
       const pages: [string, () => Promise<unknown>][] = [
