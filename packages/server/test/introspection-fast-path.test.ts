@@ -5,7 +5,7 @@
  * answers in order.
  */
 import { createServer, type Server } from 'node:http';
-import { type AddressInfo, connect } from 'node:net';
+import { type AddressInfo, connect, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { introspectionFastPath } from '../src/http/introspection-fast-path.js';
 import type { DialectName } from '../src/storage/index.js';
@@ -287,6 +287,89 @@ describe.each(MODES)('introspection fast path on $name', ({ dialect, env }) => {
       true,
       'invalid_request',
     ]);
+  });
+
+  const requestOf = (body: string) =>
+    `POST ${PATH} HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${t.secretKey}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+
+  /** Writes one request and resolves with its whole answer ('' if the connection ends first). */
+  function exchange(socket: Socket, body: string): Promise<string> {
+    return new Promise((resolve) => {
+      let received = '';
+      const done = (answer: string) => {
+        socket.off('data', onData);
+        socket.off('close', onClose);
+        resolve(answer);
+      };
+      const onData = (chunk: Buffer) => {
+        received += chunk.toString('utf8');
+        const head = received.indexOf('\r\n\r\n');
+        const length = Number(/content-length: (\d+)/i.exec(received)?.[1] ?? Number.NaN);
+        if (head >= 0 && Buffer.byteLength(received) - head - 4 >= length) done(received);
+      };
+      const onClose = () => done('');
+      socket.on('data', onData);
+      socket.on('close', onClose);
+      socket.write(requestOf(body));
+    });
+  }
+
+  /**
+   * One request on each of `bodies.length` connections, all written in the same tick, so
+   * that the server (which shares this event loop) reads them in one turn. Each connection
+   * has answered once before: the server has accepted it and reads it as soon as data comes.
+   */
+  async function burst(bodies: string[], leaving = new Set<number>()) {
+    const port = Number(new URL(app.url).port);
+    const sockets = await Promise.all(
+      bodies.map(
+        () =>
+          new Promise<Socket>((resolve, reject) => {
+            const socket = connect(port, '127.0.0.1', () => resolve(socket));
+            socket.once('error', reject);
+          }),
+      ),
+    );
+    for (const socket of sockets) socket.on('error', () => {});
+    await Promise.all(sockets.map((socket) => exchange(socket, JSON.stringify({ token }))));
+    const answers = sockets.map((socket, i) => {
+      const answer = exchange(socket, bodies[i] ?? '');
+      if (leaving.has(i)) socket.destroy();
+      return answer;
+    });
+    const all = await Promise.all(answers);
+    for (const socket of sockets) socket.destroy();
+    return all;
+  }
+  const bodyOf = (answer: string) => JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4));
+
+  it('answers a burst wider than one batch of held answers, each with its own claims', async () => {
+    const users = await Promise.all([session(t), session(t), session(t)]);
+    await Promise.all(users.map((u) => postJson(app, PATH, t.secretKey, { token: u.accessToken })));
+    // 40 requests: more than twice the answers held at once (16), some of them inactive.
+    const tokens = Array.from({ length: 40 }, (_, i) =>
+      i % 5 === 4 ? 'not.a.token' : (users[i % 3]?.accessToken as string),
+    );
+    const answers = await burst(tokens.map((token) => JSON.stringify({ token })));
+    expect(answers.map((a) => a.slice(0, 15))).toEqual(tokens.map(() => 'HTTP/1.1 200 OK'));
+    expect(answers.map((a) => bodyOf(a).sub ?? 'inactive')).toEqual(
+      tokens.map((token, i) => (token === 'not.a.token' ? 'inactive' : users[i % 3]?.user.id)),
+    );
+  });
+
+  it('still answers the rest of a burst when some of its clients have gone', async () => {
+    await postJson(app, PATH, t.secretKey, { token });
+    const leaving = new Set([0, 3, 7, 16, 17, 25]);
+    const answers = await burst(
+      Array.from({ length: 30 }, () => JSON.stringify({ token })),
+      leaving,
+    );
+    answers.forEach((answer, i) => {
+      if (leaving.has(i)) expect(answer).toBe('');
+      else expect(bodyOf(answer)).toMatchObject({ active: true, tid: t.tenant.id });
+    });
+    const after = await postJson(app, PATH, t.secretKey, { token });
+    expect((await json(after)).active).toBe(true);
   });
 
   it('survives a client that sends half a body and goes away', async () => {
