@@ -252,10 +252,12 @@ describe.each(MODES)('introspection fast path on $name', ({ dialect, env }) => {
     });
   });
 
+  /** One raw HTTP/1.1 introspection request with the tenant's secret key. */
+  const requestOf = (body: string, type = 'application/json') =>
+    `POST ${PATH} HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${t.secretKey}\r\ncontent-type: ${type}\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+
   it('keeps the answers of pipelined requests in order, whichever path answers them', async () => {
     await postJson(app, PATH, t.secretKey, { token });
-    const request = (body: string, type = 'application/json') =>
-      `POST ${PATH} HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${t.secretKey}\r\ncontent-type: ${type}\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
     const socket = connect(Number(new URL(app.url).port), '127.0.0.1');
     let received = '';
     socket.on('data', (chunk) => {
@@ -264,11 +266,11 @@ describe.each(MODES)('introspection fast path on $name', ({ dialect, env }) => {
     // Fast, Fastify (a form body), fast (inactive), fast, handed over after the body (400,
     // after which the server closes the connection).
     socket.write(
-      request(JSON.stringify({ token })) +
-        request(new URLSearchParams({ token }).toString(), 'application/x-www-form-urlencoded') +
-        request(JSON.stringify({ token: 'x' })) +
-        request(JSON.stringify({ token })) +
-        request('{"token":'),
+      requestOf(JSON.stringify({ token })) +
+        requestOf(new URLSearchParams({ token }).toString(), 'application/x-www-form-urlencoded') +
+        requestOf(JSON.stringify({ token: 'x' })) +
+        requestOf(JSON.stringify({ token })) +
+        requestOf('{"token":'),
     );
     await new Promise<void>((resolve, reject) => {
       socket.on('close', () => resolve());
@@ -288,9 +290,6 @@ describe.each(MODES)('introspection fast path on $name', ({ dialect, env }) => {
       'invalid_request',
     ]);
   });
-
-  const requestOf = (body: string) =>
-    `POST ${PATH} HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${t.secretKey}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
 
   /** Writes one request and resolves with its whole answer ('' if the connection ends first). */
   function exchange(socket: Socket, body: string): Promise<string> {

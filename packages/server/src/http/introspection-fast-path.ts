@@ -126,7 +126,6 @@ export function introspectionFastPath(
 
   // Answers held until the end of this turn of the event loop (see HOLD_AT_MOST).
   let held: Held[] = [];
-  let scheduled = false;
   function flush() {
     const batch = held;
     held = [];
@@ -146,14 +145,9 @@ export function introspectionFastPath(
     startedAt: number,
   ) {
     held.push([response, decision, result, startedAt]);
+    // The first answer held schedules the flush; a flush that finds nothing does nothing.
     if (held.length >= HOLD_AT_MOST) flush();
-    else if (!scheduled) {
-      scheduled = true;
-      setImmediate(() => {
-        scheduled = false;
-        flush();
-      });
-    }
+    else if (held.length === 1) setImmediate(flush);
   }
 
   return (request, response) => {
