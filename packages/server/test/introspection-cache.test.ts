@@ -76,6 +76,17 @@ describe.each(CACHING)('cached introspection on %s', (dialect) => {
     });
     expect(patch.status).toBe(200);
     expect(JSON.parse(await introspect(s.accessToken)).roles).toEqual(['admin']);
+    // From its second use on the answer is kept with the user it was built from; the next
+    // change of the user's roles replaces it.
+    expect(JSON.parse(await introspect(s.accessToken)).roles).toEqual(['admin']);
+    const again = await app.request(`/v1/users/${s.user.id}`, {
+      method: 'PATCH',
+      headers: { authorization: `Bearer ${t.secretKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ roles: ['admin', 'billing'] }),
+    });
+    expect(again.status).toBe(200);
+    const answer = JSON.parse(await introspect(s.accessToken));
+    expect(answer).toMatchObject({ active: true, sub: s.user.id, roles: ['admin', 'billing'] });
   });
 
   it('a cached token is inactive at once when its session is revoked, its user disabled or deleted', async () => {

@@ -1,7 +1,11 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import { defaults } from '../config/defaults.js';
-import { type Introspection, introspect } from '../modules/introspection/index.js';
+import {
+  type Introspection,
+  introspect,
+  introspectionJson,
+} from '../modules/introspection/index.js';
 import type { Decision } from '../modules/rate-limit/index.js';
 import { planWindows, rateLimitHeaderList } from '../modules/rate-limit/index.js';
 import type { AppContext } from './context.js';
@@ -110,7 +114,7 @@ export function introspectionFastPath(
     result: Introspection,
     startedAt: number,
   ) {
-    const body = JSON.stringify(result);
+    const { json, length } = introspectionJson(result);
     response.writeHead(200, [
       'cache-control',
       'no-store',
@@ -118,9 +122,9 @@ export function introspectionFastPath(
       'content-type',
       'application/json; charset=utf-8',
       'content-length',
-      String(Buffer.byteLength(body)),
+      String(length),
     ]);
-    response.end(body);
+    response.end(json);
     observe(performance.now() - startedAt);
   }
 

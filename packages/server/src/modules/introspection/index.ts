@@ -3,5 +3,6 @@ export {
   type Introspection,
   type IntrospectionDeps,
   introspect,
+  introspectionJson,
 } from './introspection.service.js';
 export { VerifiedTokens } from './verified-tokens.js';

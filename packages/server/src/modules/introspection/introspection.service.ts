@@ -4,6 +4,7 @@ import {
   type ParsedToken,
   parseAccessToken,
   type Sessions,
+  type SessionUser,
   SIGNING_ALG,
   type SigningKeys,
   type VerificationKey,
@@ -163,11 +164,12 @@ export function introspect(
   const digest = deps.verifiedTokens ? VerifiedTokens.digest(token) : '';
   const hit = deps.verifiedTokens?.get(digest);
   // A token kept for one tenant is another tenant's foreign token (rule 1).
-  if (hit) return hit.tenantId === tenant.id ? withSession(deps, tenant, hit.claims) : INACTIVE;
+  if (hit)
+    return hit.tenantId === tenant.id ? withSession(deps, tenant, hit.claims, true) : INACTIVE;
   const claims = verifiedClaims(deps, tenant, token, digest);
   return claims instanceof Promise
-    ? claims.then((found) => withSession(deps, tenant, found))
-    : withSession(deps, tenant, claims);
+    ? claims.then((found) => withSession(deps, tenant, found, false))
+    : withSession(deps, tenant, claims, false);
 }
 
 /**
@@ -178,18 +180,49 @@ function withSession(
   deps: IntrospectionDeps,
   tenant: Tenant,
   claims: ActiveClaims | undefined,
+  seenBefore: boolean,
 ): Introspection | Promise<Introspection> {
   if (!claims) return INACTIVE;
   const cached = deps.sessions.cachedState(claims.sid, claims.sub);
-  if (cached !== null) return answer(claims, cached);
+  if (cached !== null) return answer(claims, cached, seenBefore);
   return deps.sessions
     .state(tenant.id, claims.sid, claims.sub)
-    .then((current) => answer(claims, current));
+    .then((current) => answer(claims, current, seenBefore));
 }
+
+/**
+ * The answer last built for a token asked about again, with the session's user it was
+ * built from. The claims object lives as long as the token's entry in `verifiedTokens`,
+ * the user object as long as the session's cached state: when either is dropped or
+ * replaced (a revocation, a changed e-mail or role, expiry), the answer is built afresh.
+ */
+const answers = new WeakMap<ActiveClaims, { user: SessionUser; answer: ActiveClaims }>();
 
 function answer(
   claims: ActiveClaims,
-  current: { email: string; roles: string[] } | undefined,
+  current: SessionUser | undefined,
+  seenBefore: boolean,
 ): Introspection {
-  return current ? { ...claims, email: current.email, roles: current.roles } : INACTIVE;
+  if (!current) return INACTIVE;
+  const kept = answers.get(claims);
+  if (kept?.user === current) return kept.answer;
+  const built = { ...claims, email: current.email, roles: current.roles };
+  // Kept (frozen) from a token's second use on: a token asked about once costs nothing more.
+  if (seenBefore) answers.set(claims, { user: current, answer: Object.freeze(built) });
+  return built;
+}
+
+/** An answer's JSON and its byte length, kept for the answers `introspect` gives again. */
+const serialized = new WeakMap<Introspection, { json: string; length: number }>();
+
+/** The JSON of an answer of `introspect`, with its length in bytes. */
+export function introspectionJson(result: Introspection): { json: string; length: number } {
+  let body = serialized.get(result);
+  if (body === undefined) {
+    const json = JSON.stringify(result);
+    body = { json, length: Buffer.byteLength(json) };
+    // Only kept answers (and INACTIVE) are frozen, and only they are asked for again.
+    if (Object.isFrozen(result)) serialized.set(result, body);
+  }
+  return body;
 }

@@ -22,6 +22,7 @@ export {
   type Session,
   Sessions,
   type SessionsDeps,
+  type SessionUser,
   type TokenSet,
 } from './sessions.service.js';
 export {

@@ -72,11 +72,17 @@ export interface Session {
   userAgent: string | null;
 }
 
+/** A user's current e-mail and roles, as introspection answers them. */
+export type SessionUser = Readonly<{ email: string; roles: string[] }>;
+
 interface SessionState {
   active: boolean;
   userId: string;
-  email: string;
-  roles: string[];
+  /**
+   * One frozen object for as long as the entry is cached: an answer built from it can be
+   * kept with it (introspection keeps its serialized answer while this object is the same).
+   */
+  user: SessionUser;
 }
 
 export interface SessionsDeps {
@@ -387,23 +393,23 @@ export class Sessions {
     tenantId: string,
     sessionId: string,
     userId: string,
-  ): Promise<{ email: string; roles: string[] } | undefined> {
+  ): Promise<SessionUser | undefined> {
     const cached = this.cachedState(sessionId, userId);
     if (cached !== null) return cached;
     const live = this.#deps.bus.live;
     const readAt = this.#states.generation;
     const row = await findSessionState(this.#deps.db, tenantId, sessionId);
-    const state = {
+    const state: SessionState = {
       userId: row?.user_id ?? '',
       active:
         !!row && row.revoked_at === null && row.disabled_at === null && row.expires_at > Date.now(),
-      email: row?.email ?? '',
-      roles: row ? (JSON.parse(row.roles) as string[]) : [],
+      user: Object.freeze({
+        email: row?.email ?? '',
+        roles: row ? (JSON.parse(row.roles) as string[]) : [],
+      }),
     };
     if (live && row) this.#states.set(sessionId, state, readAt);
-    return state.active && state.userId === userId
-      ? { email: state.email, roles: state.roles }
-      : undefined;
+    return state.active && state.userId === userId ? state.user : undefined;
   }
 
   /**
@@ -411,15 +417,10 @@ export class Sessions {
    * null when the cache cannot answer. The session id is unique across tenants, and the
    * caller has already checked that the token belongs to its tenant.
    */
-  cachedState(
-    sessionId: string,
-    userId: string,
-  ): { email: string; roles: string[] } | undefined | null {
+  cachedState(sessionId: string, userId: string): SessionUser | undefined | null {
     const state = this.#deps.bus.live ? this.#states.get(sessionId) : undefined;
     this.#deps.onCacheLookup?.(state !== undefined);
     if (!state) return null;
-    return state.active && state.userId === userId
-      ? { email: state.email, roles: state.roles }
-      : undefined;
+    return state.active && state.userId === userId ? state.user : undefined;
   }
 }
