@@ -190,13 +190,27 @@ function withSession(
     .then((current) => answer(claims, current, seenBefore));
 }
 
+/** An answer's JSON and its length in bytes. */
+interface Serialized {
+  json: string;
+  length: number;
+}
+
+function serialize(result: Introspection): Serialized {
+  const json = JSON.stringify(result);
+  return { json, length: Buffer.byteLength(json) };
+}
+
 /**
  * The answer last built for a token asked about again, with the session's user it was
  * built from. The claims object lives as long as the token's entry in `verifiedTokens`,
  * the user object as long as the session's cached state: when either is dropped or
- * replaced (a revocation, a changed e-mail or role, expiry), the answer is built afresh.
+ * replaced (a revocation, new roles, a disabled or deleted user, expiry), the answer is
+ * built afresh.
  */
 const answers = new WeakMap<ActiveClaims, { user: SessionUser; answer: ActiveClaims }>();
+/** The JSON of `INACTIVE` and of every kept answer, made when it is kept. */
+const serialized = new WeakMap<Introspection, Serialized>([[INACTIVE, serialize(INACTIVE)]]);
 
 function answer(
   claims: ActiveClaims,
@@ -204,25 +218,18 @@ function answer(
   seenBefore: boolean,
 ): Introspection {
   if (!current) return INACTIVE;
+  // A token asked about once (a cold one) keeps nothing.
+  if (!seenBefore) return { ...claims, email: current.email, roles: current.roles };
   const kept = answers.get(claims);
   if (kept?.user === current) return kept.answer;
-  const built = { ...claims, email: current.email, roles: current.roles };
-  // Kept (frozen) from a token's second use on: a token asked about once costs nothing more.
-  if (seenBefore) answers.set(claims, { user: current, answer: Object.freeze(built) });
+  // Frozen: the same object goes to every later caller.
+  const built = Object.freeze({ ...claims, email: current.email, roles: current.roles });
+  answers.set(claims, { user: current, answer: built });
+  serialized.set(built, serialize(built));
   return built;
 }
 
-/** An answer's JSON and its byte length, kept for the answers `introspect` gives again. */
-const serialized = new WeakMap<Introspection, { json: string; length: number }>();
-
 /** The JSON of an answer of `introspect`, with its length in bytes. */
-export function introspectionJson(result: Introspection): { json: string; length: number } {
-  let body = serialized.get(result);
-  if (body === undefined) {
-    const json = JSON.stringify(result);
-    body = { json, length: Buffer.byteLength(json) };
-    // Only kept answers (and INACTIVE) are frozen, and only they are asked for again.
-    if (Object.isFrozen(result)) serialized.set(result, body);
-  }
-  return body;
+export function introspectionJson(result: Introspection): Serialized {
+  return serialized.get(result) ?? serialize(result);
 }
