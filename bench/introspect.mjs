@@ -122,7 +122,7 @@ async function scenario(name, env) {
       '--rps',
       '1000000',
       '--rpm',
-      '1000000',
+      '60000000',
       '--json',
     ),
   );

@@ -248,7 +248,7 @@ async function main() {
   delete env.BENCH_SERVER_UV_THREADPOOL_SIZE;
   if (serverPool) env.UV_THREADPOOL_SIZE = serverPool;
   else delete env.UV_THREADPOOL_SIZE;
-  const limits = ['--plan', 'enterprise', '--rps', '1000000', '--rpm', '1000000'];
+  const limits = ['--plan', 'enterprise', '--rps', '1000000', '--rpm', '60000000'];
   const created = JSON.parse(
     await cli(['tenant', 'create', '--name', 'Bench', ...limits, '--json'], env),
   );

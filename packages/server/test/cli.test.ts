@@ -198,6 +198,31 @@ describe.each(DIALECTS)('latchkey CLI on %s', (dialect) => {
       expect(out.tenant).toMatchObject({ plan: 'enterprise', limits: { rps: 50, rpm: 900 } });
     });
 
+    it.concurrent('an enterprise minute may hold sixty of its largest seconds', async ({
+      expect,
+    }) => {
+      const out = parsed(
+        await cli(
+          'tenant',
+          'create',
+          '--name',
+          'Huge Co',
+          '--plan',
+          'enterprise',
+          '--rps',
+          '1000000',
+          '--rpm',
+          '60000000',
+          '--json',
+        ),
+      );
+      created.huge = out;
+      expect(out.tenant).toMatchObject({
+        plan: 'enterprise',
+        limits: { rps: 1_000_000, rpm: 60_000_000 },
+      });
+    });
+
     it.concurrent('--plan pro gives 100/6000, and repeated --origin are stored', async ({
       expect,
     }) => {
@@ -242,6 +267,18 @@ describe.each(DIALECTS)('latchkey CLI on %s', (dialect) => {
         ['--name', 'Bad', '--origin', 'http://localhost:3000', '--env', 'production'],
         1,
         /http is allowed only on development tenants \(origin_invalid\)/,
+      ],
+      [
+        'an --rps above one million',
+        ['--name', 'Bad', '--plan', 'enterprise', '--rps', '1000001', '--rpm', '60000000'],
+        1,
+        /rps must be an integer from 1 to 1000000 \(rps_invalid\)/,
+      ],
+      [
+        'an --rpm above sixty million',
+        ['--name', 'Bad', '--plan', 'enterprise', '--rps', '1000000', '--rpm', '60000001'],
+        1,
+        /rpm must be an integer from 1 to 60000000 \(rpm_invalid\)/,
       ],
       ['a missing --name', ['--plan', 'pro'], 2, /^error: --name is required$/m],
       ['an unknown flag', ['--name', 'Bad', '--bogus'], 2, /^error: Unknown option '--bogus'/m],

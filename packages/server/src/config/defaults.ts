@@ -136,8 +136,12 @@ export const defaults = {
   tenants: {
     nameMaxLength: 100,
     logoUrlMaxLength: 2048,
-    /** Largest custom rps or rpm of an enterprise plan. */
-    customRateMax: 1_000_000,
+    /**
+     * Largest custom limits of an enterprise plan. A minute may hold sixty of the largest
+     * seconds: with both at one million, a tenant allowed 1,000,000 requests in a second
+     * could not keep up even 16,667 a second for a minute, which one instance serves.
+     */
+    customRateMax: { rps: 1_000_000, rpm: 60_000_000 },
     accessTokenTtlSeconds: { min: 60, max: 86_400 },
     /** A custom `aud` (RFC 7519 StringOrURI). */
     audienceMaxLength: 256,

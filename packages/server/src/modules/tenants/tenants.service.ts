@@ -143,11 +143,12 @@ function validateInput(input: TenantInput, environment: Environment, creating: b
   }
   for (const field of ['rps', 'rpm'] as const) {
     const value = input[field];
-    if (value !== undefined && (!Number.isInteger(value) || value < 1 || value > customRateMax)) {
+    const max = customRateMax[field];
+    if (value !== undefined && (!Number.isInteger(value) || value < 1 || value > max)) {
       errors.push({
         path: `/${field}`,
         code: `${field}_invalid`,
-        message: `${field} must be an integer from 1 to ${customRateMax}`,
+        message: `${field} must be an integer from 1 to ${max}`,
       });
     }
   }

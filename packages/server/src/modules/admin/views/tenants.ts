@@ -98,8 +98,8 @@ ${p.publishableKey ? copyable('Publishable key', p.publishableKey, 'publishable-
 <section><h2>Settings</h2><form method="post" action="${tenantPath(t.id)}" class="card">${csrfField(p.viewer.csrf)}
 ${field({ name: 'name', label: 'Name', value: t.name, required: true })}
 ${select('plan', 'Plan', [...(p.viewer.superuser ? PLANS : [t.plan])], t.plan)}
-${field({ name: 'rps', label: 'Custom limit: requests per second', type: 'number', value: t.limits.rps, hint: 'Enterprise plan only; other plans use their fixed limits.', attrs: ` min="1" max="${defaults.tenants.customRateMax}"` })}
-${field({ name: 'rpm', label: 'Custom limit: requests per minute', type: 'number', value: t.limits.rpm, attrs: ` min="1" max="${defaults.tenants.customRateMax}"` })}
+${field({ name: 'rps', label: 'Custom limit: requests per second', type: 'number', value: t.limits.rps, hint: 'Enterprise plan only; other plans use their fixed limits.', attrs: ` min="1" max="${defaults.tenants.customRateMax.rps}"` })}
+${field({ name: 'rpm', label: 'Custom limit: requests per minute', type: 'number', value: t.limits.rpm, attrs: ` min="1" max="${defaults.tenants.customRateMax.rpm}"` })}
 ${textarea({ name: 'allowedOrigins', label: 'Allowed origins', value: t.allowedOrigins.join('\n'), hint: 'One origin per line, e.g. https://app.example.com. http only for localhost on development tenants.' })}
 ${field({ name: 'accessTokenTtl', label: 'Token lifetime (seconds)', type: 'number', value: t.accessTokenTtl, attrs: ` min="${defaults.tenants.accessTokenTtlSeconds.min}" max="${defaults.tenants.accessTokenTtlSeconds.max}"` })}
 ${checkbox('requireEmailVerification', 'Require e-mail verification', t.requireEmailVerification)}
