@@ -1,7 +1,9 @@
 // Introspection throughput: POST /api/auth/introspect on the real server, beside a bare
 // node:http JSON endpoint measured in the same run on the same machine (the ratio is what
 // to compare across machines), and its p99 latency at half of that peak. Runs on SQLite,
-// and on PostgreSQL + Redis (one instance) when reachable.
+// and on PostgreSQL + Redis (one instance) when reachable. Then cold introspection (every
+// token new, so every one costs an RS256 verification) beside the ceiling of any server that
+// verifies: the bare endpoint plus one node:crypto RS256 verify, driven the same way.
 // Run with `npm run bench` (or `node bench/introspect.mjs` after `npm run build`).
 import { execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -25,6 +27,9 @@ const WARMUP_S = 2;
 const LOAD_S = 8;
 /** Users signed in; their tokens are cycled (each connection walks through all of them). */
 const TOKENS = 200;
+/** New tokens per cold run, minted by refresh chains on the first COLD_CHAINS sessions. */
+const COLD = 10_000;
+const COLD_CHAINS = 50;
 const PG_URL = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const SECRET = randomBytes(32).toString('base64url');
@@ -53,6 +58,29 @@ http.createServer((req, res) => {
     JSON.parse(body);
     res.writeHead(200, { 'content-type': 'application/json' });
     res.end(answer);
+  });
+}).listen(Number(process.env.PORT), '127.0.0.1');`;
+
+/**
+ * The cold ceiling: the baseline's work plus one RS256 verification of the token with the
+ * tenant's key (a KeyObject made once), and nothing else. No server that checks every new
+ * token's signature can answer faster than this one.
+ */
+const BARE_VERIFY = `
+const http = require('node:http');
+const crypto = require('node:crypto');
+const key = crypto.createPublicKey({ key: JSON.parse(process.env.JWK), format: 'jwk' });
+http.createServer((req, res) => {
+  let body = '';
+  req.on('data', (c) => { body += c; });
+  req.on('end', () => {
+    const { token } = JSON.parse(body);
+    const dot = token.lastIndexOf('.');
+    const active = crypto.verify('sha256', Buffer.from(token.slice(0, dot)), key, Buffer.from(token.slice(dot + 1), 'base64url'));
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ active, sub: '6f0c2c4e-1111-4222-8333-444455556666', email: 'ada@example.com',
+      tid: '6f0c2c4e-1111-4222-8333-444455556666', sid: '6f0c2c4e-1111-4222-8333-444455556666', roles: [],
+      scope: 'openid email profile', exp: 1, iat: 1, iss: 'http://127.0.0.1/t/x', jti: 'x', token_type: 'Bearer' }));
   });
 }).listen(Number(process.env.PORT), '127.0.0.1');`;
 
@@ -96,6 +124,60 @@ async function load(url, bodies, headers) {
   };
 }
 
+/**
+ * Each body sent once (the load generator hands out the next one per request), as a stream
+ * of new tokens arrives; req/s counts up to the last answer. autocannon also builds one
+ * request per connection when it starts, so there are a few more bodies than requests.
+ * Every answer must be a 200 with `"active":true`, else the figure would reward a fast
+ * refusal.
+ */
+async function once(url, bodies, headers, amount) {
+  const { origin, pathname } = new URL(url);
+  let next = 0;
+  let inactive = 0;
+  let last = 0;
+  const started = performance.now();
+  const instance = autocannon({
+    url: origin,
+    connections: CONNECTIONS,
+    amount,
+    requests: [
+      {
+        method: 'POST',
+        path: pathname,
+        headers,
+        setupRequest: (request) => ({ ...request, body: bodies[next++ % bodies.length] }),
+        onResponse: (status, body) => {
+          if (status !== 200 || !body.includes('"active":true')) inactive++;
+        },
+      },
+    ],
+  });
+  instance.on('response', () => {
+    last = performance.now();
+  });
+  const r = await instance;
+  if (inactive) throw new Error(`${inactive} cold answers were not 200 and active`);
+  return { rps: (r.requests.total / (last - started)) * 1000, total: r.requests.total };
+}
+
+/** New access tokens by refreshing each session's refresh token in turn. */
+async function mint(post, refreshTokens, count) {
+  const out = [];
+  await Promise.all(
+    refreshTokens.map(async (first) => {
+      let refreshToken = first;
+      while (out.length < count) {
+        const r = await post('/v1/auth/token', { refreshToken });
+        if (!r.accessToken) throw new Error(`refresh failed: ${JSON.stringify(r)}`);
+        out.push(r.accessToken);
+        refreshToken = r.refreshToken;
+      }
+    }),
+  );
+  return out.slice(0, count);
+}
+
 async function scenario(name, env) {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
@@ -137,13 +219,16 @@ async function scenario(name, env) {
       r.json(),
     );
   const tokens = [];
+  const refreshTokens = [];
   const password = 'correct horse battery staple';
   await Promise.all(
     Array.from({ length: 4 }, async (_, worker) => {
       for (let i = worker; i < TOKENS; i += 4) {
         const email = `bench-${i}@example.com`;
         await post('/v1/auth/sign-up', { email, password });
-        tokens.push((await post('/v1/auth/sign-in', { email, password })).accessToken);
+        const signedIn = await post('/v1/auth/sign-in', { email, password });
+        tokens.push(signedIn.accessToken);
+        if (refreshTokens.length < COLD_CHAINS) refreshTokens.push(signedIn.refreshToken);
       }
     }),
   );
@@ -157,9 +242,38 @@ async function scenario(name, env) {
   );
   if (!(await post('/api/auth/introspect', { token: tokens[0] })).active)
     throw new Error('token not active after the load');
+
+  // Cold: the ceiling first, then the same new tokens, never seen by Latchkey, once each.
+  const cold = (await mint(post, refreshTokens, COLD + 2 * CONNECTIONS)).map((token) =>
+    JSON.stringify({ token }),
+  );
+  const { kid } = JSON.parse(Buffer.from(tokens[0].split('.')[0], 'base64url').toString());
+  const jwks = await (await fetch(`${url}/t/${created.tenant.id}/.well-known/jwks.json`)).json();
+  const ceilingPort = await freePort();
+  const ceiling = start(['-e', BARE_VERIFY], {
+    PORT: String(ceilingPort),
+    JWK: JSON.stringify(jwks.keys.find((k) => k.kid === kid)),
+  });
+  await sleep(300);
+  // Warmed as Latchkey was, by the warm tokens (every one verified here each time).
+  await autocannon({
+    url: `http://127.0.0.1:${ceilingPort}`,
+    connections: CONNECTIONS,
+    duration: WARMUP_S,
+    requests: tokens.map((token) => ({
+      method: 'POST',
+      path: '/',
+      headers,
+      body: JSON.stringify({ token }),
+    })),
+  });
+  const bareVerify = await once(`http://127.0.0.1:${ceilingPort}/`, cold, headers, COLD);
+  ceiling.kill();
+  const coldResult = await once(`${url}/api/auth/introspect`, cold, headers, COLD);
+
   server.kill('SIGTERM');
   await new Promise((r) => server.once('exit', r));
-  return { name, ...result };
+  return { name, ...result, cold: coldResult.rps, bareVerify: bareVerify.rps };
 }
 
 async function reachable(check) {
@@ -228,6 +342,9 @@ async function main() {
     const key = s.name.replace(/\W+/g, '_');
     console.log(`introspect_${key}_warm/bare=${(s.rps / base.rps).toFixed(2)}`);
     console.log(`introspect_${key}_p99_at_half_peak_ms=${s.halfP99} (at ${s.halfRate} req/s)`);
+    console.log(
+      `introspect_${key}_cold/bare_verify=${(s.cold / s.bareVerify).toFixed(2)} (cold ${s.cold.toFixed(0)} req/s; bare node:http + one RS256 verify ${s.bareVerify.toFixed(0)} req/s, each of ${COLD} new tokens once)`,
+    );
   }
   mkdirSync(dirname(RESULTS), { recursive: true });
   writeFileSync(
