@@ -45,42 +45,31 @@ function freePort() {
   });
 }
 
-/** The baseline: a bare node:http server that reads a JSON body and answers JSON. */
+/**
+ * The baseline: a bare node:http server that reads a JSON body and answers JSON. Given a
+ * public key (env JWK), it is the cold ceiling: the same work plus one RS256 verification
+ * of the token with that key (a KeyObject made once), and nothing else. No server that
+ * checks every new token's signature can answer faster than that.
+ */
 const BASELINE = `
 const http = require('node:http');
-const answer = JSON.stringify({ active: true, sub: '6f0c2c4e-1111-4222-8333-444455556666', email: 'ada@example.com',
+const crypto = require('node:crypto');
+const answer = (active) => JSON.stringify({ active, sub: '6f0c2c4e-1111-4222-8333-444455556666', email: 'ada@example.com',
   tid: '6f0c2c4e-1111-4222-8333-444455556666', sid: '6f0c2c4e-1111-4222-8333-444455556666', roles: [],
   scope: 'openid email profile', exp: 1, iat: 1, iss: 'http://127.0.0.1/t/x', jti: 'x', token_type: 'Bearer' });
-http.createServer((req, res) => {
-  let body = '';
-  req.on('data', (c) => { body += c; });
-  req.on('end', () => {
-    JSON.parse(body);
-    res.writeHead(200, { 'content-type': 'application/json' });
-    res.end(answer);
-  });
-}).listen(Number(process.env.PORT), '127.0.0.1');`;
-
-/**
- * The cold ceiling: the baseline's work plus one RS256 verification of the token with the
- * tenant's key (a KeyObject made once), and nothing else. No server that checks every new
- * token's signature can answer faster than this one.
- */
-const BARE_VERIFY = `
-const http = require('node:http');
-const crypto = require('node:crypto');
-const key = crypto.createPublicKey({ key: JSON.parse(process.env.JWK), format: 'jwk' });
+const [yes, no] = [answer(true), answer(false)];
+const key = process.env.JWK && crypto.createPublicKey({ key: JSON.parse(process.env.JWK), format: 'jwk' });
+const verified = (token) => {
+  const dot = token.lastIndexOf('.');
+  return crypto.verify('sha256', Buffer.from(token.slice(0, dot)), key, Buffer.from(token.slice(dot + 1), 'base64url'));
+};
 http.createServer((req, res) => {
   let body = '';
   req.on('data', (c) => { body += c; });
   req.on('end', () => {
     const { token } = JSON.parse(body);
-    const dot = token.lastIndexOf('.');
-    const active = crypto.verify('sha256', Buffer.from(token.slice(0, dot)), key, Buffer.from(token.slice(dot + 1), 'base64url'));
     res.writeHead(200, { 'content-type': 'application/json' });
-    res.end(JSON.stringify({ active, sub: '6f0c2c4e-1111-4222-8333-444455556666', email: 'ada@example.com',
-      tid: '6f0c2c4e-1111-4222-8333-444455556666', sid: '6f0c2c4e-1111-4222-8333-444455556666', roles: [],
-      scope: 'openid email profile', exp: 1, iat: 1, iss: 'http://127.0.0.1/t/x', jti: 'x', token_type: 'Bearer' }));
+    res.end(!key || verified(token) ? yes : no);
   });
 }).listen(Number(process.env.PORT), '127.0.0.1');`;
 
@@ -104,11 +93,14 @@ function start(args, env) {
 }
 
 /** One prebuilt request per token body, cycled: no per-request work in the load generator. */
-async function load(url, bodies, headers) {
+function cycle(url, bodies, headers, duration, extra = {}) {
   const { origin, pathname } = new URL(url);
   const requests = bodies.map((body) => ({ method: 'POST', path: pathname, headers, body }));
-  const run = (duration, extra = {}) =>
-    autocannon({ url: origin, connections: CONNECTIONS, duration, requests, ...extra });
+  return autocannon({ url: origin, connections: CONNECTIONS, duration, requests, ...extra });
+}
+
+async function load(url, bodies, headers) {
+  const run = (duration, extra) => cycle(url, bodies, headers, duration, extra);
   await run(WARMUP_S);
   const r = await run(LOAD_S);
   // The same requests at half of the peak just measured: latency when not saturated.
@@ -235,11 +227,8 @@ async function scenario(name, env) {
   for (const token of tokens.slice(0, 3))
     if (!(await post('/api/auth/introspect', { token })).active)
       throw new Error('token not active');
-  const result = await load(
-    `${url}/api/auth/introspect`,
-    tokens.map((token) => JSON.stringify({ token })),
-    headers,
-  );
+  const warm = tokens.map((token) => JSON.stringify({ token }));
+  const result = await load(`${url}/api/auth/introspect`, warm, headers);
   if (!(await post('/api/auth/introspect', { token: tokens[0] })).active)
     throw new Error('token not active after the load');
 
@@ -249,25 +238,15 @@ async function scenario(name, env) {
   );
   const { kid } = JSON.parse(Buffer.from(tokens[0].split('.')[0], 'base64url').toString());
   const jwks = await (await fetch(`${url}/t/${created.tenant.id}/.well-known/jwks.json`)).json();
+  const jwk = jwks.keys?.find((k) => k.kid === kid);
+  if (!jwk) throw new Error(`the tenant's JWKS has no key ${kid}`);
   const ceilingPort = await freePort();
-  const ceiling = start(['-e', BARE_VERIFY], {
-    PORT: String(ceilingPort),
-    JWK: JSON.stringify(jwks.keys.find((k) => k.kid === kid)),
-  });
+  const ceiling = start(['-e', BASELINE], { PORT: String(ceilingPort), JWK: JSON.stringify(jwk) });
   await sleep(300);
+  const ceilingUrl = `http://127.0.0.1:${ceilingPort}/`;
   // Warmed as Latchkey was, by the warm tokens (every one verified here each time).
-  await autocannon({
-    url: `http://127.0.0.1:${ceilingPort}`,
-    connections: CONNECTIONS,
-    duration: WARMUP_S,
-    requests: tokens.map((token) => ({
-      method: 'POST',
-      path: '/',
-      headers,
-      body: JSON.stringify({ token }),
-    })),
-  });
-  const bareVerify = await once(`http://127.0.0.1:${ceilingPort}/`, cold, headers, COLD);
+  await cycle(ceilingUrl, warm, headers, WARMUP_S);
+  const bareVerify = await once(ceilingUrl, cold, headers, COLD);
   ceiling.kill();
   const coldResult = await once(`${url}/api/auth/introspect`, cold, headers, COLD);
 

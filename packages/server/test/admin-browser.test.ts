@@ -134,6 +134,25 @@ for (const dialect of DIALECTS) {
         await page.getByLabel('Allowed origins').fill(caller.origin);
         await page.getByRole('button', { name: 'Save settings' }).click();
         await expect.poll(() => page.textContent('[role=status]')).toBe('Saved.');
+        // An enterprise plan at the largest limits: the form's own bounds let them through,
+        // and the server keeps them (read back after a reload, not from the filled form).
+        await page.getByLabel('Plan').selectOption('enterprise');
+        await page.getByLabel('Custom limit: requests per second').fill('1000000');
+        await page.getByLabel('Custom limit: requests per minute').fill('60000000');
+        expect(await page.evaluate("document.getElementById('f-rpm').form.checkValidity()")).toBe(
+          true,
+        );
+        await Promise.all([
+          page.waitForResponse((r) => r.request().method() === 'POST'),
+          page.getByRole('button', { name: 'Save settings' }).click(),
+        ]);
+        await page.reload();
+        expect(await page.getByLabel('Custom limit: requests per second').inputValue()).toBe(
+          '1000000',
+        );
+        expect(await page.getByLabel('Custom limit: requests per minute').inputValue()).toBe(
+          '60000000',
+        );
 
         // Branding, seen in the live preview and then on the hosted page.
         await nav(page, 'Branding');

@@ -178,50 +178,32 @@ describe.each(DIALECTS)('latchkey CLI on %s', (dialect) => {
       expect(out.publishableKey).toMatch(/^pk_live_[0-9A-Za-z]{43}$/);
     });
 
-    it.concurrent('--plan enterprise --rps 50 --rpm 900 sets the limits', async ({ expect }) => {
-      const out = parsed(
-        await cli(
-          'tenant',
-          'create',
-          '--name',
-          'Big Co',
-          '--plan',
-          'enterprise',
-          '--rps',
-          '50',
-          '--rpm',
-          '900',
-          '--json',
-        ),
-      );
-      created.enterprise = out;
-      expect(out.tenant).toMatchObject({ plan: 'enterprise', limits: { rps: 50, rpm: 900 } });
-    });
-
-    it.concurrent('an enterprise minute may hold sixty of its largest seconds', async ({
-      expect,
-    }) => {
-      const out = parsed(
-        await cli(
-          'tenant',
-          'create',
-          '--name',
-          'Huge Co',
-          '--plan',
-          'enterprise',
-          '--rps',
-          '1000000',
-          '--rpm',
-          '60000000',
-          '--json',
-        ),
-      );
-      created.huge = out;
-      expect(out.tenant).toMatchObject({
-        plan: 'enterprise',
-        limits: { rps: 1_000_000, rpm: 60_000_000 },
-      });
-    });
+    // The largest: a minute may hold sixty of the largest seconds.
+    it.concurrent.for([
+      [50, 900, 'enterprise', 'Big Co'],
+      [1_000_000, 60_000_000, 'huge', 'Huge Co'],
+    ] as const)(
+      '--plan enterprise --rps %i --rpm %i sets the limits',
+      async ([rps, rpm, key, name], { expect }) => {
+        const out = parsed(
+          await cli(
+            'tenant',
+            'create',
+            '--name',
+            name,
+            '--plan',
+            'enterprise',
+            '--rps',
+            String(rps),
+            '--rpm',
+            String(rpm),
+            '--json',
+          ),
+        );
+        created[key] = out;
+        expect(out.tenant).toMatchObject({ plan: 'enterprise', limits: { rps, rpm } });
+      },
+    );
 
     it.concurrent('--plan pro gives 100/6000, and repeated --origin are stored', async ({
       expect,
