@@ -71,6 +71,9 @@ export interface App {
  */
 const { createServer } = process.getBuiltinModule('node:http');
 
+/** Headers of every answer; a route that may be cached sets its own cache-control. */
+const DEFAULT_HEADERS = { 'cache-control': 'no-store', 'x-content-type-options': 'nosniff' };
+
 /** Paths whose content must never reach a log line. */
 const REDACT = [
   'req.headers.authorization',
@@ -277,6 +280,10 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   });
   // Hooks that run on every request take a callback: an async hook costs a promise each.
   app.addHook('onRequest', (request, reply, done) => {
+    // Secure by default: no answer is sniffed, and none is stored by a cache unless its
+    // route says how (public config, JWKS, the script). Tokens and users' data never are
+    // (RFC 6749 section 5.1).
+    reply.headers(DEFAULT_HEADERS);
     if (closing) {
       reply.header('connection', 'close');
       sendProblem(

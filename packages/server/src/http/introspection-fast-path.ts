@@ -118,6 +118,8 @@ export function introspectionFastPath(
     response.writeHead(200, [
       'cache-control',
       'no-store',
+      'x-content-type-options',
+      'nosniff',
       ...rateLimitHeaderList(decision),
       'content-type',
       'application/json; charset=utf-8',

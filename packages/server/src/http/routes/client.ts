@@ -121,7 +121,7 @@ export function clientRoutes(server: FastifyInstance, ctx: AppContext) {
       .send(),
   );
 
-  /** The steps of every browser call: publishable key, allowed Origin, CORS, no-store, limit. */
+  /** The steps of every browser call: publishable key, allowed Origin, CORS, limit. */
   async function browserCall(request: FastifyRequest, reply: FastifyReply) {
     const found = await requirePublishableKey(ctx, request);
     const origin = request.headers.origin;
@@ -134,7 +134,6 @@ export function clientRoutes(server: FastifyInstance, ctx: AppContext) {
       throw new LatchkeyError('forbidden', `${origin} is not an allowed origin of this tenant`);
     }
     cors(reply, origin);
-    reply.header('cache-control', 'no-store');
     // Browsers share a public key: count them per address, apart from the tenant's
     // secret-key budget, so that nobody holding the pk can use that up.
     const decision = await ctx.limiter.consume(

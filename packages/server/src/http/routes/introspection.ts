@@ -83,13 +83,11 @@ export function introspectionRoutes(app: FastifyInstance, ctx: AppContext) {
           done(null, replayedBody(request.raw) ?? payload),
         preHandler: client.preHandler,
       },
-      async (request, reply) => {
+      async (request) => {
         if (request.validationError) {
           throw new LatchkeyError('invalid_request', 'Send the token to check as {"token": "…"}');
         }
-        const { token } = request.body;
-        const result = await introspect(ctx, authOf(request).tenant, token);
-        return reply.header('cache-control', 'no-store').send(result);
+        return introspect(ctx, authOf(request).tenant, request.body.token);
       },
     );
   });

@@ -73,7 +73,6 @@ export function operationsRoutes(app: FastifyInstance, ctx: AppContext) {
       const ready = database === 'ok' && redis !== 'unreachable';
       return reply
         .code(ready ? 200 : 503)
-        .header('cache-control', 'no-store')
         .send({ status: ready ? 'ready' : 'not ready', checks: { database, redis } });
     },
   );
