@@ -304,4 +304,25 @@ describe.each(DIALECTS)('browser endpoints on %s', (dialect) => {
     });
     expect(empty.status).toBe(422);
   });
+
+  it("POST /v1/client/sign-out cannot end a server's session, nor burn its token", async () => {
+    const address = email();
+    await postJson(app, '/v1/auth/sign-up', t.secretKey, { email: address, password: PASSWORD });
+    const server = await json(
+      await postJson(app, '/v1/auth/sign-in', t.secretKey, { email: address, password: PASSWORD }),
+    );
+    // Only the public key and an allowed Origin: what any page, or anyone, can send.
+    const res = await signOut(server.refreshToken);
+    expect(res.status).toBe(400);
+    expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+    expect((await json(res)).code).toBe('invalid_grant');
+    const check = await json(
+      await postJson(app, '/api/auth/introspect', t.secretKey, { token: server.accessToken }),
+    );
+    expect(check.active).toBe(true);
+    const refreshed = await postJson(app, '/v1/auth/token', t.secretKey, {
+      refreshToken: server.refreshToken,
+    });
+    expect(refreshed.status).toBe(200);
+  });
 });

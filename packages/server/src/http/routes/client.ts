@@ -190,7 +190,7 @@ export function clientRoutes(server: FastifyInstance, ctx: AppContext) {
         security: [{ publishableKey: [] }],
         summary: 'Browser sign-out: end the session of a refresh token',
         description:
-          'Publishable key; the Origin must be an allowed origin of the tenant. The access tokens of the session introspect inactive at once. Answers 204 whether or not the token was known (RFC 7009 section 2.2).',
+          'Publishable key; the Origin must be an allowed origin of the tenant. The access tokens of the session introspect inactive at once. Answers 204 whether or not the token was known (RFC 7009 section 2.2); a refresh token issued to a server (POST /v1/auth/sign-in) is refused with 400 invalid_grant and stays valid.',
         tags: ['client'],
         body: SignOutBody,
         response: { 204: Type.Null(), ...problems(400, 401, 403, 415, 422, 429) },
@@ -199,7 +199,7 @@ export function clientRoutes(server: FastifyInstance, ctx: AppContext) {
     async (request, reply) => {
       const { tenant } = await browserCall(request, reply);
       const { refresh_token } = request.body;
-      await ctx.sessions.signOut(tenant.id, refresh_token);
+      await ctx.sessions.signOut(tenant.id, refresh_token, 'browser');
       return reply.code(204).send(null);
     },
   );

@@ -336,12 +336,20 @@ export class Sessions {
     return outcome;
   }
 
-  /** Ends the session of a refresh token; nothing happens for an unknown one (RFC 7009 section 2.2). */
-  async signOut(tenantId: string, refreshToken: string): Promise<void> {
-    await transact(this.#deps.db, this.#deps.bus, async (tx) => {
+  /**
+   * Ends the session of a refresh token; nothing happens for an unknown one (RFC 7009
+   * section 2.2). A `channel` caller (a browser, with only the public key) may end only
+   * that channel's sessions: a token issued to another client is refused (section 2.1).
+   */
+  async signOut(tenantId: string, refreshToken: string, channel?: SessionChannel): Promise<void> {
+    const refused = await transact(this.#deps.db, this.#deps.bus, async (tx) => {
       const found = await findRefreshToken(tx.db, tenantId, hashToken(refreshToken));
-      if (found) await this.revokeIn(tx, tenantId, { sessionId: found.session_id }, 'signed_out');
+      if (!found) return false;
+      if (channel !== undefined && found.channel !== channel) return true;
+      await this.revokeIn(tx, tenantId, { sessionId: found.session_id }, 'signed_out');
+      return false;
     });
+    if (refused) throw invalidGrant('The refresh token was not issued to this client');
   }
 
   /** Revokes one session; not_found when the tenant has no such session. */
