@@ -136,6 +136,9 @@ for (const dialect of DIALECTS) {
         await expect.poll(() => page.textContent('[role=status]')).toBe('Saved.');
         // An enterprise plan at the largest limits: the form's own bounds let them through,
         // and the server keeps them (read back after a reload, not from the filled form).
+        // From the page without the previous save's ?done=saved, so that waiting for that
+        // address waits for this save (a reload during its redirect would be lost).
+        await page.goto(`${app.url}/admin/tenants/${made.tenantId}`);
         await page.getByLabel('Plan').selectOption('enterprise');
         await page.getByLabel('Custom limit: requests per second').fill('1000000');
         await page.getByLabel('Custom limit: requests per minute').fill('60000000');
@@ -143,7 +146,7 @@ for (const dialect of DIALECTS) {
           true,
         );
         await Promise.all([
-          page.waitForResponse((r) => r.request().method() === 'POST'),
+          page.waitForURL(/done=saved/),
           page.getByRole('button', { name: 'Save settings' }).click(),
         ]);
         await page.reload();
@@ -229,6 +232,9 @@ for (const dialect of DIALECTS) {
           'access_token',
         ) as string;
         expect(accessToken).toMatch(/^[\w-]+\.[\w-]+\.[\w-]+$/);
+        // A returning visit goes straight back, until an operator revokes the session (below).
+        await hosted.goto(hostedUrl);
+        await hosted.waitForURL((u) => u.origin === caller.origin);
 
         // API Keys: a new secret key, shown once, used over REST.
         await nav(page, 'API Keys');
@@ -260,6 +266,12 @@ for (const dialect of DIALECTS) {
         await page.getByRole('link', { name: person.email }).click();
         expect(await h1(page)).toBe(person.email);
         expect(await page.textContent('main')).toContain('github');
+        // Revoking the session locks out the browser that holds it: the hosted page asks again.
+        await page.getByRole('button', { name: 'Revoke' }).click();
+        await expect.poll(() => page.textContent('[role=status]')).toContain('revoked');
+        await hosted.goto(hostedUrl);
+        expect(new URL(hosted.url()).pathname).toBe('/sign-in');
+        expect(await hosted.getByRole('link', { name: 'Continue with GitHub' }).count()).toBe(1);
         page.once('dialog', (d) => void d.accept());
         await page.getByRole('button', { name: 'Disable' }).click();
         await expect.poll(() => page.textContent('[role=status]')).toContain('disabled');

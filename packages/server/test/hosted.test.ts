@@ -1,5 +1,6 @@
 /** Hosted-page rules checked over plain HTTP (the browser suite covers the journeys). */
 
+import { createHash, randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { localBus } from '../src/cache/invalidation.js';
 import { readOutbox } from '../src/modules/email/index.js';
@@ -174,6 +175,99 @@ describe.each(DIALECTS)('hosted pages over HTTP on %s', (dialect) => {
     expect(out.status).toBe(204);
     expect((await returning(t, jar)).status).toBe(200);
   });
+
+  /** The session (sid) of the access token a sign-in redirect carried. */
+  async function sidOf(t: TestTenant, redirect: Response): Promise<string> {
+    const location = new URL(redirect.headers.get('location') as string);
+    const token = new URLSearchParams(location.hash.slice(1)).get('access_token');
+    const claims = await postJson(app, '/api/auth/introspect', t.secretKey, { token });
+    return ((await claims.json()) as { sid: string }).sid;
+  }
+
+  /** A returning visit that must find the browser signed out: the form, plain or PKCE. */
+  async function expectSignedOut(t: TestTenant, jar: Map<string, string>) {
+    const plain = await returning(t, jar);
+    expect(plain.status).toBe(200);
+    expect(await plain.text()).toContain('id="password"');
+    const cookie = [...jar].map(([k, v]) => `${k}=${v}`).join('; ');
+    const q = `${query(t)}&code_challenge=${'A'.repeat(43)}&code_challenge_method=S256`;
+    const pkce = await app.request(`/sign-in?${q}`, { redirect: 'manual', headers: { cookie } });
+    const html = await pkce.text();
+    expect(html).toContain('id="password"');
+    expect(html).not.toContain('Continue as');
+  }
+
+  /** The script library's sign-in for a returning browser: "Continue as …", then the code redeemed. */
+  async function browserTokens(t: TestTenant, jar: Map<string, string>) {
+    const verifier = randomBytes(32).toString('base64url');
+    const challenge = createHash('sha256').update(verifier).digest('base64url');
+    const q = `${query(t)}&code_challenge=${challenge}&code_challenge_method=S256`;
+    const cookie = [...jar].map(([k, v]) => `${k}=${v}`).join('; ');
+    const ask = await app.request(`/sign-in?${q}`, { redirect: 'manual', headers: { cookie } });
+    const csrf = /name="_csrf" value="([^"]+)"/.exec(await ask.text())?.[1] as string;
+    const setCookies = ask.headers.getSetCookie().map((c) => c.split(';')[0]);
+    const go = await app.request(`/sign-in/continue?${q}`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        cookie: [cookie, ...setCookies].join('; '),
+      },
+      body: new URLSearchParams({ _csrf: csrf }).toString(),
+    });
+    const code = new URLSearchParams(
+      new URL(go.headers.get('location') as string).hash.slice(1),
+    ).get('code');
+    const res = await app.request('/v1/client/token', {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'x-latchkey-publishable-key': t.publishableKey,
+        origin: ORIGIN,
+      },
+      body: JSON.stringify({ grant_type: 'authorization_code', code, code_verifier: verifier }),
+    });
+    expect(res.status).toBe(200);
+    return (await res.json()) as { refreshToken: string; sessionId: string };
+  }
+
+  it.each(['DELETE /v1/sessions/{id}', 'POST /v1/client/sign-out'])(
+    'ending the session with %s ends the hosted-page session that opened it',
+    async (how) => {
+      const t = await app.tenant({ allowedOrigins: [ORIGIN] });
+      const u = await user(t);
+      const jar = new Map<string, string>();
+      const signedIn = await signIn(t, u.address, jar);
+      expect(signedIn.status).toBe(303);
+      // A returning visit comes back through the same session.
+      const back = await returning(t, jar);
+      expect(back.status).toBe(303);
+      const sid = await sidOf(t, back);
+      expect(sid).toBe(await sidOf(t, signedIn));
+      if (how === 'DELETE /v1/sessions/{id}') {
+        const res = await app.request(`/v1/sessions/${sid}`, {
+          method: 'DELETE',
+          headers: { authorization: `Bearer ${t.secretKey}` },
+        });
+        expect(res.status).toBe(204);
+      } else {
+        // The script library's way: the refresh token it redeemed, from the page's origin.
+        const { refreshToken, sessionId } = await browserTokens(t, jar);
+        expect(sessionId).toBe(sid);
+        const res = await app.request('/v1/client/sign-out', {
+          method: 'POST',
+          headers: {
+            'content-type': 'application/json',
+            'x-latchkey-publishable-key': t.publishableKey,
+            origin: ORIGIN,
+          },
+          body: JSON.stringify({ refresh_token: refreshToken }),
+        });
+        expect(res.status).toBe(204);
+      }
+      await expectSignedOut(t, jar);
+    },
+  );
 
   it('refuses password forms when the tenant turned password sign-in off', async () => {
     const t = await app.tenant({ allowedOrigins: [ORIGIN] });

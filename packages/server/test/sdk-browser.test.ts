@@ -233,6 +233,38 @@ describe.skipIf(!HAVE_CHROMIUM)(
       });
     });
 
+    it('after signOut the hosted page asks again: no way straight back on a shared computer', async () => {
+      const address = await passwordUser();
+      await withContext(browser, async (context) => {
+        const page = await context.newPage();
+        await emailRoundTrip(page, address);
+        expect((await client.handleCallback(page)).email).toBe(address);
+        const hosted = `${app.url}/sign-in?${new URLSearchParams({
+          pk: t.publishableKey,
+          redirect_url: callback(),
+        })}`;
+        // Signed in, a plain visit goes straight back with a token.
+        await page.goto(hosted);
+        await page.waitForURL((url) => url.href.startsWith(`${callback()}#`));
+        await page.goto(`${site.origin}/`);
+        await page.evaluate(
+          (pk) => window.Latchkey({ publishableKey: pk }).signOut(),
+          t.publishableKey,
+        );
+        // The next person at this browser gets the form, by a plain link or by the buttons.
+        await page.goto(hosted);
+        expect(new URL(page.url()).pathname).toBe('/sign-in');
+        expect(await page.locator('#password').count()).toBe(1);
+        await mountButtons(page, site, t.publishableKey);
+        await Promise.all([
+          page.waitForURL((url) => url.pathname === '/sign-in'),
+          page.getByRole('button', { name: 'Continue with e-mail' }).click(),
+        ]);
+        expect(await page.locator('#password').count()).toBe(1);
+        expect(await page.textContent('body')).not.toContain('Continue as');
+      });
+    });
+
     it('refuses a tampered state and stores nothing', async () => {
       const address = await passwordUser();
       await withContext(browser, async (context) => {

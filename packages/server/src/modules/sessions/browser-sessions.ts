@@ -95,6 +95,26 @@ export async function endUserBrowserSessions(
     .execute();
 }
 
+/**
+ * Signs out of the hosted page the browsers whose hosted session opened one of these API
+ * sessions or came back through it: ending a session (signing out, a revocation) must
+ * not leave its browser a way straight back in.
+ */
+export async function endBrowserSessionsOf(
+  db: Kysely<Schema>,
+  tenantId: string,
+  sessionIds: string[],
+): Promise<void> {
+  if (sessionIds.length === 0) return;
+  await db
+    .updateTable('hosted_sessions')
+    .set({ revoked_at: Date.now() })
+    .where('tenant_id', '=', tenantId)
+    .where('session_id', 'in', sessionIds)
+    .where('revoked_at', 'is', null)
+    .execute();
+}
+
 /** Signs this browser out of the hosted page. */
 export async function endBrowserSession(db: Kysely<Schema>, value: string): Promise<void> {
   await db

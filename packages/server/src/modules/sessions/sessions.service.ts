@@ -16,6 +16,7 @@ import {
 } from '../../storage/index.js';
 import type { Tenant } from '../tenants/index.js';
 import { getUser, type User } from '../users/index.js';
+import { endBrowserSessionsOf } from './browser-sessions.js';
 import {
   findRefreshToken,
   findSession,
@@ -368,7 +369,10 @@ export class Sessions {
     );
   }
 
-  /** Revokes sessions within a workflow's transaction; their caches drop after the commit. */
+  /**
+   * Revokes sessions within a workflow's transaction, with the hosted-page sessions bound
+   * to them (every instance reads those from the database); caches drop after the commit.
+   */
   async revokeIn(
     tx: Tx,
     tenantId: string,
@@ -376,6 +380,7 @@ export class Sessions {
     reason: string,
   ): Promise<string[]> {
     const ids = await revokeSessionRows(tx.db, tenantId, filter, Date.now(), reason);
+    await endBrowserSessionsOf(tx.db, tenantId, ids);
     for (const id of ids) tx.invalidate(`session:${id}`);
     return ids;
   }

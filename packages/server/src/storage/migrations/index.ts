@@ -9,6 +9,7 @@ import { admin } from './006-admin.js';
 import { sessionChannel } from './007-session-channel.js';
 import { emailDomainKeys } from './008-email-domain-keys.js';
 import { hostedSessionBinding } from './009-hosted-session-binding.js';
+import { hostedSessionLookups } from './010-hosted-session-lookups.js';
 
 /** One ordered set of migrations serves SQLite and PostgreSQL alike. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -21,6 +22,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '007-session-channel': sessionChannel,
   '008-email-domain-keys': emailDomainKeys,
   '009-hosted-session-binding': hostedSessionBinding,
+  '010-hosted-session-lookups': hostedSessionLookups,
 };
 
 /**
