@@ -15,6 +15,19 @@ async function allowed(counter: PlanCounter, key: string, quota: number): Promis
 }
 
 describe('plan counter in memory', () => {
+  it('counts a request refused by one window in none of them', () => {
+    const counter = new PlanCounter({ keyPrefix: 'mem' });
+    const windows = [
+      { name: 'second', quota: 2, seconds: 1 },
+      { name: 'minute', quota: 5, seconds: 60 },
+    ];
+    const answers = Array.from({ length: 10 }, () => counter.consume('t', windows) as Decision);
+    expect(answers.map((a) => a.allowed)).toEqual([true, true, ...Array(8).fill(false)]);
+    expect(answers.map((a) => a.consumed)).toEqual([[1, 1], [2, 2], ...Array(8).fill([2, 2])]);
+    expect(answers[9]?.stateHeader).toMatch(/^"second";r=0;t=1, "minute";r=3;t=60$/);
+    void counter.close();
+  });
+
   it('admits exactly the quota, answering without a promise', () => {
     const counter = new PlanCounter({ keyPrefix: 'mem' });
     const answers = Array.from({ length: 1200 }, () =>
@@ -57,7 +70,8 @@ describe.skipIf(!HAVE_REDIS)('plan counter shared through Redis', () => {
     expect(admitted).toBeLessThanOrEqual(quota * 1.04);
     // Most requests never waited for Redis.
     expect(local).toBeGreaterThan(quota * 0.9);
-    expect(Number(await a.get(`${prefix}:minute:${quota}:60:tenant`))).toBe(12_000);
+    // Redis holds what was admitted: refused requests are counted nowhere.
+    expect(Number(await a.get(`${prefix}:minute:${quota}:60:tenant`))).toBe(admitted);
   });
 
   it('a small quota is counted exactly across instances', async () => {

@@ -76,6 +76,54 @@ describe.each(DIALECTS.flatMap((dialect) => STORES.map((store) => [dialect, stor
       expect((await postJson(app, '/v1/auth/sign-up', other.secretKey, cheap)).status).toBe(422);
     });
 
+    /**
+     * A client that retries its 429s: a burst refused by the per-second window, then one
+     * request at a time until the minute is spent. Only admitted requests count, so the
+     * minute admits exactly its quota, and every answer's RateLimit header says exactly
+     * what is left of it.
+     */
+    async function retriesUntilTheMinuteIsSpent(send: () => Promise<Response>, rpm: number) {
+      const minuteLeft = (res: Response) =>
+        Number(/"minute";r=(\d+)/.exec(res.headers.get('ratelimit') ?? '')?.[1]);
+      const burst = await Promise.all(Array.from({ length: 20 }, send));
+      let admitted = burst.filter((r) => r.status !== 429).length;
+      expect(admitted).toBeLessThan(20);
+      for (let i = 0; i < 100; i++) {
+        const res = await send();
+        if (res.status !== 429) admitted++;
+        expect(minuteLeft(res)).toBe(rpm - admitted);
+        if (res.status === 429 && minuteLeft(res) === 0) break;
+        if (res.status === 429) await new Promise((r) => setTimeout(r, 200));
+      }
+      expect(admitted).toBe(rpm);
+    }
+
+    it('requests refused by one window do not spend the others', async () => {
+      const t = await app.tenant({ rps: 2, rpm: 8 });
+      await retriesUntilTheMinuteIsSpent(
+        () => postJson(app, '/v1/auth/sign-up', t.secretKey, cheap),
+        8,
+      );
+    });
+
+    it('nor do browser calls refused per address', async () => {
+      const origin = 'https://app.example';
+      const t = await app.tenant({ rps: 2, rpm: 8, allowedOrigins: [origin] });
+      await retriesUntilTheMinuteIsSpent(
+        () =>
+          app.request('/v1/client/token', {
+            method: 'POST',
+            headers: {
+              'content-type': 'application/json',
+              'x-latchkey-publishable-key': t.publishableKey,
+              origin,
+            },
+            body: JSON.stringify({ grant_type: 'refresh_token', refresh_token: 'lkr_nope' }),
+          }),
+        8,
+      );
+    });
+
     it('applies the plan limits: free is 10 per second', async () => {
       const t = await app.tenant({ plan: 'free' });
       const statuses = (await burst(app, t.secretKey, 12)).map((r) => r.status);

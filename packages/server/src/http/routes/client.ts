@@ -136,7 +136,7 @@ export function clientRoutes(server: FastifyInstance, ctx: AppContext) {
     cors(reply, origin);
     // Browsers share a public key: count them per address, apart from the tenant's
     // secret-key budget, so that nobody holding the pk can use that up.
-    const decision = await ctx.limiter.consume(
+    const decision = await ctx.limiter.consumePlan(
       `client:${found.tenant.id}:${addressBucket(request.ip)}`,
       planWindows(found.tenant.limits),
     );

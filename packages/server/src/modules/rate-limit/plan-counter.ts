@@ -13,6 +13,10 @@ import type { Decision, Window } from './rate-limit.service.js';
  * others counted but had not yet added, at most `BATCH_SHARE` of it each; a quota under
  * `1 / BATCH_SHARE` is always counted in Redis, exactly. If Redis fails, this process
  * goes on counting on its own and `onStoreError` hears of it once per outage.
+ *
+ * Only admitted requests are counted: a request refused by one window is not counted in
+ * any, so a client that retries its 429s (as it is told to) does not spend the minute on
+ * refusals, and the RateLimit header of every answer says exactly what is left.
  */
 const BATCH_SHARE = 0.02;
 
@@ -29,6 +33,41 @@ interface Slot {
   /** A Redis call for this slot is under way. */
   busy: boolean;
 }
+
+/**
+ * Near the quota, one request against every window at once, atomically: each window's
+ * pending count (requests admitted here) is added, then the request is counted in every
+ * window only if it fits in all of them. Returns [fits, total..., ttl...], the totals
+ * including the request when it fits.
+ */
+const CONSUME = `
+local n = #KEYS
+local totals = {}
+local fits = 1
+for i = 1, n do
+  local pending = tonumber(ARGV[i * 3 - 2])
+  local total
+  if pending > 0 then
+    total = redis.call('INCRBY', KEYS[i], pending)
+  else
+    total = tonumber(redis.call('GET', KEYS[i]) or '0')
+  end
+  totals[i] = total
+  if total + 1 > tonumber(ARGV[i * 3 - 1]) then fits = 0 end
+end
+local out = { fits }
+for i = 1, n do
+  if fits == 1 then totals[i] = redis.call('INCR', KEYS[i]) end
+  redis.call('PEXPIRE', KEYS[i], ARGV[i * 3], 'NX')
+  out[i + 1] = totals[i]
+  out[n + i + 1] = redis.call('PTTL', KEYS[i])
+end
+return out
+`;
+
+type ConsumingRedis = Redis & {
+  latchkeyPlanConsume(keys: number, ...args: (string | number)[]): Promise<number[]>;
+};
 
 export interface PlanCounterOptions {
   redis?: Redis | undefined;
@@ -61,8 +100,14 @@ function windowId(window: Window): string {
   return id;
 }
 
+/** Ended windows are dropped this often (a browser address counted once stays a while). */
+const SWEEP_MS = 1000;
+
 export class PlanCounter {
   readonly #slots = new Map<string, Slot>();
+  /** Slots holding counts not yet added to Redis: what a flush looks at. */
+  readonly #unsent = new Set<Slot>();
+  #sweptAt = Date.now();
   readonly #redis: Redis | undefined;
   readonly #prefix: string;
   readonly #onStoreError: (error: unknown) => void;
@@ -72,10 +117,11 @@ export class PlanCounter {
 
   constructor(options: PlanCounterOptions) {
     this.#redis = options.redis;
+    this.#redis?.defineCommand('latchkeyPlanConsume', { lua: CONSUME });
     this.#prefix = options.keyPrefix;
     this.#onStoreError = options.onStoreError ?? (() => {});
     this.#storeHealthy = options.storeHealthy ?? (() => true);
-    // Flushes batches to Redis, and drops ended windows so that the map stays small.
+    // Flushes batches to Redis; now and then drops ended windows, so that the map stays small.
     this.#timer = setInterval(() => void this.flush(), options.flushMs ?? 20);
     this.#timer.unref();
   }
@@ -110,37 +156,74 @@ export class PlanCounter {
   }
 
   /**
-   * Counts one request against every window; refused when any window is exhausted. A
-   * decision made from memory comes back at once, one that needs Redis as a promise.
+   * Counts one request against every window, unless a window is exhausted: then it is
+   * refused and counted in none. A decision made from memory comes back at once, one that
+   * needs Redis as a promise.
    */
   consume(key: string, windows: readonly Window[]): Decision | Promise<Decision> {
     const now = Date.now();
     const slots = windows.map((w) => this.#slot(key, w, now));
-    if (slots.every((slot) => this.#local(slot))) {
-      const counts = slots.map((slot) => {
-        slot.pending++;
-        return slot.known + slot.pending;
-      });
-      return this.#decide(windows, slots, counts, now);
-    }
+    if (slots.every((slot) => this.#local(slot))) return this.#admitHere(windows, slots, now);
     return this.#exact(windows, slots);
   }
 
-  /** This request's place in each window, as Redis numbers it (exact, like one INCR). */
-  async #exact(windows: readonly Window[], slots: Slot[]): Promise<Decision> {
-    const counts = await Promise.all(slots.map((slot) => this.#send(slot, 1)));
-    return this.#decide(windows, slots, counts, Date.now());
+  /** The decision from this process's counts; an admitted request is counted here. */
+  #admitHere(windows: readonly Window[], slots: Slot[], now: number): Decision {
+    const counts = slots.map((slot) => slot.known + slot.pending);
+    const fits = slots.every((slot, i) => (counts[i] as number) + 1 <= slot.window.quota);
+    if (fits) {
+      for (let i = 0; i < slots.length; i++) {
+        const slot = slots[i] as Slot;
+        slot.pending++;
+        (counts[i] as number)++;
+        if (this.#redis) this.#unsent.add(slot);
+      }
+    }
+    return this.#decide(windows, slots, counts, fits, now);
   }
 
-  /**
-   * Adds this slot's pending count (and `extra` for the request asking) to Redis; returns
-   * the total, which numbers the asking request last. If Redis fails, counts stay here.
-   */
-  async #send(slot: Slot, extra = 0): Promise<number> {
+  /** This request's decision as Redis makes it, for every instance at once (exact). */
+  async #exact(windows: readonly Window[], slots: Slot[]): Promise<Decision> {
+    const redis = this.#redis as ConsumingRedis;
+    const sent = slots.map((slot) => slot.pending);
+    const args: (string | number)[] = slots.map((slot) => slot.id);
+    for (const slot of slots) {
+      args.push(slot.pending, slot.window.quota, slot.window.seconds * 1000);
+      slot.pending = 0;
+      slot.busy = true;
+    }
+    try {
+      const out = await redis.latchkeyPlanConsume(slots.length, ...args);
+      const n = slots.length;
+      const fits = Number(out[0]) === 1;
+      const counts = slots.map((slot, i) => {
+        // Answers come back in order on one connection: the last one is the newest total.
+        slot.known = Number(out[i + 1]);
+        const ttl = Number(out[n + i + 1]);
+        if (ttl > 0) slot.end = Date.now() + ttl;
+        return slot.known;
+      });
+      this.#storeFailing = false;
+      return this.#decide(windows, slots, counts, fits, Date.now());
+    } catch (error) {
+      // Kept here, added to Redis once it is back within this window; decided here meanwhile.
+      slots.forEach((slot, i) => {
+        slot.pending += sent[i] as number;
+        if (slot.pending > 0) this.#unsent.add(slot);
+      });
+      this.#failing(error);
+      return this.#admitHere(windows, slots, Date.now());
+    } finally {
+      for (const slot of slots) slot.busy = false;
+    }
+  }
+
+  /** Adds this slot's pending count to Redis (requests already admitted here). */
+  async #send(slot: Slot): Promise<void> {
     const { id, window } = slot;
     const redis = this.#redis;
-    const count = slot.pending + extra;
-    if (!redis || count === 0) return slot.known + slot.pending;
+    const count = slot.pending;
+    if (!redis || count === 0) return;
     slot.pending = 0;
     slot.busy = true;
     try {
@@ -153,42 +236,43 @@ export class PlanCounter {
       const total = Number(results?.[0]?.[1]);
       const ttl = Number(results?.[2]?.[1]);
       if (!Number.isFinite(total)) throw results?.[0]?.[0] ?? new Error('no answer from Redis');
-      // Answers come back in order on one connection: the last one is the newest total.
       slot.known = total;
       if (ttl > 0) slot.end = Date.now() + ttl;
       this.#storeFailing = false;
-      return total;
     } catch (error) {
-      // Kept here, and added to Redis once it is back within this window.
       slot.pending += count;
+      this.#unsent.add(slot);
       this.#failing(error);
-      return slot.known + slot.pending;
     } finally {
       slot.busy = false;
     }
   }
 
-  #decide(windows: readonly Window[], slots: Slot[], counts: number[], now: number): Decision {
-    let allowed = true;
+  /**
+   * The decision and its headers; `counts` is each window's count after this request
+   * (which a refused request did not add to).
+   */
+  #decide(
+    windows: readonly Window[],
+    slots: Slot[],
+    counts: number[],
+    fits: boolean,
+    now: number,
+  ): Decision {
     let retryAfter = 0;
-    const consumed: number[] = [];
     let state = '';
     for (let i = 0; i < windows.length; i++) {
       const w = windows[i] as Window;
       const slot = slots[i] as Slot;
       const count = counts[i] as number;
       const reset = Math.max(Math.ceil((slot.end - now) / 1000), 0);
-      consumed.push(count);
-      if (count > w.quota) {
-        allowed = false;
-        retryAfter = Math.max(retryAfter, reset, 1);
-      }
+      if (!fits && count + 1 > w.quota) retryAfter = Math.max(retryAfter, reset, 1);
       state += `${i ? ', ' : ''}"${w.name}";r=${Math.max(w.quota - count, 0)};t=${reset}`;
     }
     return {
-      allowed,
+      allowed: fits,
       retryAfter,
-      consumed,
+      consumed: counts,
       policyHeader: policyHeader(windows),
       stateHeader: state,
     };
@@ -197,14 +281,16 @@ export class PlanCounter {
   /** Sends every pending count to Redis; drops windows that have ended. */
   async flush(): Promise<void> {
     const now = Date.now();
+    if (now - this.#sweptAt >= SWEEP_MS) {
+      this.#sweptAt = now;
+      for (const [id, slot] of this.#slots) if (slot.end <= now) this.#slots.delete(id);
+    }
+    if (this.#unsent.size === 0 || this.#redis?.status !== 'ready' || !this.#storeHealthy()) return;
     const sends: Promise<void>[] = [];
-    for (const [id, slot] of this.#slots) {
-      if (slot.end <= now) {
-        this.#slots.delete(id);
-        continue;
-      }
-      if (this.#redis?.status === 'ready' && this.#storeHealthy() && slot.pending > 0 && !slot.busy)
-        sends.push(this.#send(slot).then(() => {}));
+    for (const slot of this.#unsent) {
+      if (slot.busy) continue;
+      this.#unsent.delete(slot);
+      if (slot.end > now && slot.pending > 0) sends.push(this.#send(slot));
     }
     await Promise.all(sends);
   }

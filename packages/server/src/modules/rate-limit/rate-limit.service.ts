@@ -76,8 +76,9 @@ export class RateLimitService {
   }
 
   /**
-   * Counts one request of a tenant's plan (every API request does this): answered from
-   * memory while that cannot change the decision, see PlanCounter.
+   * Counts one request of a plan's windows (every API request of a tenant, and every
+   * browser call per address): answered from memory while that cannot change the decision;
+   * a refused request counts in no window. See PlanCounter.
    */
   consumePlan(key: string, windows: readonly Window[]): Decision | Promise<Decision> {
     return this.#plans.consume(key, windows);
