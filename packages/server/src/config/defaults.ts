@@ -36,6 +36,13 @@ export const defaults = {
   dataDir: './data',
   /** Largest request body the API accepts (bytes). A 1 MB password is refused here, quickly. */
   bodyLimit: 64 * 1024,
+  /**
+   * A connection closed after a refusal (413, or a 503 while shutting down) while its client
+   * is still sending the body: the server half-closes and reads on, discarding, until the
+   * client stops or one of these bounds is reached (nginx's lingering_time is 30 s), so
+   * that the client reads the answer instead of a reset.
+   */
+  lingeringClose: { maxMs: 5_000, maxBytes: 32 * 1024 * 1024 },
   /** OWASP Password Storage Cheat Sheet: argon2id, m=19 MiB, t=2, p=1. */
   argon2: { memoryCost: 19 * 1024, timeCost: 2, parallelism: 1 },
   /**
