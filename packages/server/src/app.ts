@@ -14,6 +14,7 @@ import type { Config } from './config/config.js';
 import { defaults } from './config/defaults.js';
 import { SecretBox } from './crypto/secret-box.js';
 import { LatchkeyError } from './errors/index.js';
+import { trackConnections } from './http/connections.js';
 import type { AppContext } from './http/context.js';
 import {
   type FastPath,
@@ -122,6 +123,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   // Requests go to the introspection fast path first, once the context exists (below).
   let fastPath: FastPath | undefined;
   let fastify: ((request: IncomingMessage, response: ServerResponse) => void) | undefined;
+  let connections: ReturnType<typeof trackConnections> | undefined;
   const app = Fastify({
     // Fastify's own HTTP/1.1 server (lib/server.js), with the fast path in front.
     serverFactory: (handler, opts) => {
@@ -129,6 +131,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       const server = createServer((request, response) => {
         if (!fastPath?.(request, response)) handler(request, response);
       });
+      connections = trackConnections(server);
       // Fastify has filled in its defaults (72 s, none, none, none) by now.
       const option = (name: string, fallback: number) =>
         typeof opts[name] === 'number' ? opts[name] : fallback;
@@ -168,6 +171,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     onConstructorPoisoning: 'error',
     // Our own 503 (below) is a problem document; Fastify's is not.
     return503OnClosing: false,
+    // Idle connections are closed by the shutdown's drain (below), once nothing is in flight.
+    forceCloseConnections: false,
     ajv: {
       customOptions: {
         coerceTypes: false,
@@ -272,11 +277,14 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   );
   app.removeContentTypeParser('text/plain');
   registerJsonParser(app);
-  // Shutdown: requests in flight are answered, then the server closes; a request that
-  // arrives meanwhile (on a kept-alive connection) is told to go elsewhere.
+  // Shutdown: every request in flight is answered, each answer the last of its connection;
+  // a request that arrives meanwhile is told to go elsewhere (503); then idle connections
+  // close, and only then the listener. Until then connections the kernel has queued are
+  // still taken, and answered.
   let closing = false;
   app.addHook('preClose', async () => {
     closing = true;
+    await connections?.drain(Date.now() + defaults.timeouts.drainMs);
   });
   // Hooks that run on every request take a callback: an async hook costs a promise each.
   app.addHook('onRequest', (request, reply, done) => {
@@ -285,7 +293,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     // (RFC 6749 section 5.1).
     reply.headers(DEFAULT_HEADERS);
     if (closing) {
-      reply.header('connection', 'close');
+      connections?.lastAnswer(reply.raw);
       sendProblem(
         reply,
         new LatchkeyError('service_unavailable', 'The server is shutting down; try again'),

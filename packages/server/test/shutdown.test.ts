@@ -1,15 +1,39 @@
-/** Shutdown: what is in flight is answered; what arrives meanwhile gets a 503 problem document. */
+/**
+ * Shutdown: every request in flight is answered, each answer the last of its connection;
+ * what arrives meanwhile gets a 503 problem document; only then does the server stop
+ * listening, and the process exit.
+ */
+import { spawn } from 'node:child_process';
+import { Agent, request } from 'node:http';
 import { connect, type Socket } from 'node:net';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { DIALECTS, email, startApp } from './support.js';
+import { createKey } from '../src/modules/keys/index.js';
+import { createTenant } from '../src/modules/tenants/index.js';
+import { migrateToLatest, openDatabase } from '../src/storage/index.js';
+import {
+  DIALECTS,
+  email,
+  eventually,
+  freePort,
+  freshDatabaseUrl,
+  SECRET,
+  startApp,
+} from './support.js';
 
-/** Everything the server sent on a socket until it closed it. */
-function readAll(socket: Socket): Promise<string> {
+const MAIN = fileURLToPath(new URL('../dist/latchkey.mjs', import.meta.url));
+const PASSWORD = 'correct horse battery staple';
+
+/** Everything the server sent on a socket until it closed it, and whether it reset it. */
+function readAll(socket: Socket): Promise<{ text: string; error?: string }> {
   let text = '';
   socket.on('data', (chunk) => {
     text += chunk.toString('utf8');
   });
-  return new Promise((resolve) => socket.on('close', () => resolve(text)));
+  return new Promise((resolve) => {
+    socket.on('error', (error: NodeJS.ErrnoException) => resolve({ text, error: error.code }));
+    socket.on('close', () => resolve({ text }));
+  });
 }
 
 async function until(check: () => boolean): Promise<void> {
@@ -17,10 +41,10 @@ async function until(check: () => boolean): Promise<void> {
 }
 
 describe.each(DIALECTS)('shutdown on %s', (dialect) => {
-  it('answers the request in flight, then answers a newcomer with 503 problem+json', async () => {
+  it('answers the request in flight as its last, 503s a newcomer meanwhile, then stops listening', async () => {
     const app = await startApp(dialect);
     const t = await app.tenant();
-    const body = JSON.stringify({ email: email(), password: 'correct horse battery staple' });
+    const body = JSON.stringify({ email: email(), password: PASSWORD });
     const socket = connect(Number(new URL(app.url).port), '127.0.0.1');
     const received = readAll(socket);
     let seen = '';
@@ -43,18 +67,139 @@ describe.each(DIALECTS)('shutdown on %s', (dialect) => {
     await until(() => seen.includes('100 Continue'));
 
     const closed = app.close();
-    await until(() => !app.app.server.listening);
-    // The rest of the body, and a second request on the same connection.
+    // A newcomer on a new connection is told to go elsewhere while the first is in flight.
+    const newcomer = await eventually(async () => {
+      const res = await fetch(`${app.url}/healthz`);
+      return res.status === 503 ? res : undefined;
+    });
+    expect(newcomer.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+    expect(newcomer.headers.get('connection')).toBe('close');
+    expect(((await newcomer.json()) as { code: string }).code).toBe('service_unavailable');
+    expect(app.app.server.listening).toBe(true);
+
+    // The rest of the body, and a request pipelined after it on the same connection.
     socket.write(`${body}GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`);
-    const text = await received;
+    const { text, error } = await received;
     await closed;
+    expect(app.app.server.listening).toBe(false);
     await app.dispose();
 
+    // The answer arrives whole, says it is the last, and the connection closes cleanly.
+    expect(error).toBeUndefined();
     const responses = text.split(/(?=HTTP\/1\.1 )/).filter((r) => !r.startsWith('HTTP/1.1 100'));
+    expect(responses).toHaveLength(1);
     expect(responses[0]).toMatch(/^HTTP\/1\.1 201 /);
-    expect(responses[1]).toMatch(/^HTTP\/1\.1 503 /);
-    expect(responses[1]).toMatch(/content-type: application\/problem\+json/i);
-    const problem = JSON.parse(responses[1]?.split('\r\n\r\n')[1] ?? '{}') as { code?: string };
-    expect(problem.code).toBe('service_unavailable');
+    expect(responses[0]).toMatch(/\r\nconnection: close\r\n/i);
+    expect(JSON.parse(responses[0]?.split('\r\n\r\n')[1] ?? '{}')).toHaveProperty('userId');
   });
+});
+
+describe('SIGTERM with sign-ups in flight (the real process, run after run)', () => {
+  it('answers every request sent before the signal, closes its connections, then exits 0', async () => {
+    const fresh = await freshDatabaseUrl('sqlite');
+    const database = openDatabase(fresh.url);
+    await migrateToLatest(database.db as never);
+    const tenant = await createTenant(database.db, {
+      name: 'Shutdown',
+      plan: 'enterprise',
+      rps: 10_000,
+      rpm: 100_000,
+    });
+    const { plaintext: key } = await createKey(database.db, tenant.id, { kind: 'secret' });
+    await database.close();
+    try {
+      for (let run = 0; run < 5; run++) {
+        const port = await freePort();
+        const child = spawn(process.execPath, [MAIN, 'serve'], {
+          env: {
+            ...process.env,
+            DATABASE_URL: fresh.url,
+            LATCHKEY_SECRET: SECRET,
+            PORT: String(port),
+            HOST: '127.0.0.1',
+            LOG_LEVEL: 'warn',
+          },
+          stdio: 'ignore',
+        });
+        const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+        await eventually(async () =>
+          (await fetch(`http://127.0.0.1:${port}/healthz`).then(
+            (r) => r.status,
+            () => 0,
+          )) === 200
+            ? true
+            : undefined,
+        );
+        // Keep-alive connections, as a server-side client keeps them.
+        const agent = new Agent({ keepAlive: true });
+        const sent: Promise<void>[] = [];
+        const answers = Array.from(
+          { length: 20 },
+          (_, i) =>
+            new Promise<{ status?: number; code?: string; connection?: string; error?: string }>(
+              (resolve) => {
+                const body = JSON.stringify({
+                  email: email(`term${run}-${i}`),
+                  password: PASSWORD,
+                });
+                const req = request(`http://127.0.0.1:${port}/v1/auth/sign-up`, {
+                  method: 'POST',
+                  agent,
+                  headers: {
+                    authorization: `Bearer ${key}`,
+                    'content-type': 'application/json',
+                    'content-length': Buffer.byteLength(body),
+                  },
+                });
+                // Sent: connected, and the whole request handed to the kernel.
+                sent.push(
+                  new Promise((done) =>
+                    req.once('socket', (socket) => {
+                      const connected = socket.connecting
+                        ? new Promise<void>((c) => socket.once('connect', () => c()))
+                        : Promise.resolve();
+                      req.once('finish', () => void connected.then(done));
+                    }),
+                  ),
+                );
+                req.on('response', (res) => {
+                  let text = '';
+                  res.on('data', (chunk) => {
+                    text += chunk;
+                  });
+                  res.on('end', () =>
+                    resolve({
+                      status: res.statusCode,
+                      code: res.statusCode === 201 ? undefined : JSON.parse(text).code,
+                      connection: res.headers.connection,
+                    }),
+                  );
+                });
+                req.on('error', (error: NodeJS.ErrnoException) => resolve({ error: error.code }));
+                req.end(body);
+              },
+            ),
+        );
+        await Promise.all(sent);
+        child.kill('SIGTERM');
+        const results = await Promise.all(answers);
+        // 0, not the deadline's 1: the server closed every connection itself, kept-alive
+        // ones included, before it exited.
+        expect(await exited).toBe(0);
+        agent.destroy();
+        // Each one answered: created, or (not yet begun) told to go elsewhere; none reset.
+        for (const r of results) {
+          expect(r.error).toBeUndefined();
+          if (r.status !== 201)
+            expect(r).toMatchObject({
+              status: 503,
+              code: 'service_unavailable',
+              connection: 'close',
+            });
+        }
+      }
+    } finally {
+      await fresh.drop();
+    }
+  }, 60_000);
 });

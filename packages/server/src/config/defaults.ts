@@ -240,7 +240,12 @@ export const defaults = {
     pgIdleMs: 30_000,
     /** /readyz: each dependency's ping, so that the answer comes within a second. */
     readinessMs: 800,
-    /** SIGTERM/SIGINT: requests in flight get this long, then the process exits anyway. */
+    /**
+     * SIGTERM/SIGINT: requests in flight get `drainMs` to be answered (each answer the last
+     * of its connection), and the process exits after `shutdownMs` whatever still hangs.
+     * The drain stays under Fastify's 10 s limit for a close hook.
+     */
+    drainMs: 8_000,
     shutdownMs: 10_000,
   },
   /**

@@ -1,7 +1,7 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { type FieldError, LatchkeyError } from '../errors/index.js';
 import { isDatabaseUnavailable } from '../storage/index.js';
-import { lingerOnClose } from './lingering-close.js';
+import { lingerIfUnread } from './connections.js';
 
 interface AjvError {
   keyword: string;
@@ -168,7 +168,7 @@ export function toLatchkeyError(error: FastifyError | Error): LatchkeyError {
 export function sendProblem(reply: FastifyReply, error: LatchkeyError): FastifyReply {
   if (error.headers) reply.headers(error.headers);
   // Refused before its body was read (a 413, say): the client may still be sending it.
-  lingerOnClose(reply.request.raw);
+  lingerIfUnread(reply.request.raw);
   return reply
     .code(error.status)
     .header('content-type', 'application/problem+json; charset=utf-8')
