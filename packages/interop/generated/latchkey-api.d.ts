@@ -320,7 +320,7 @@ export interface paths {
         put?: never;
         /**
          * Browser sign-out: end the session of a refresh token
-         * @description Publishable key; the Origin must be an allowed origin of the tenant. The access tokens of the session introspect inactive at once. Answers 204 whether or not the token was known (RFC 7009 section 2.2).
+         * @description Publishable key; the Origin must be an allowed origin of the tenant. The access tokens of the session introspect inactive at once. Answers 204 whether or not the token was known (RFC 7009 section 2.2); a refresh token issued to a server (POST /v1/auth/sign-in) is refused with 400 invalid_grant and stays valid.
          */
         post: operations["clientSignOut"];
         delete?: never;

@@ -1,10 +1,10 @@
 /**
  * The real Latchkey server for the React suites (one per React version): a tenant that allows
- * happy-dom's origin, publishable keys, and sessions signed in through the REST API.
+ * happy-dom's origin, publishable keys, and browser sessions (hosted page and PKCE code).
  */
 import type { TestProject } from 'vitest/node';
 import { createKey } from '../../server/src/modules/keys/index.js';
-import { email, json, postJson, startApp } from '../../server/test/support.js';
+import { browserSignIn, email, postJson, startApp } from '../../server/test/support.js';
 import { PAGE_ORIGIN, PASSWORD, type ServerSession } from './shared.js';
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
@@ -20,7 +20,8 @@ export default async function setup(project: TestProject): Promise<() => Promise
     const body = { email: email('react'), password: PASSWORD };
     const up = await postJson(app, '/v1/auth/sign-up', t.secretKey, body);
     if (up.status !== 201) throw new Error(`sign-up answered ${up.status}: ${await up.text()}`);
-    const s = await json(await postJson(app, '/v1/auth/sign-in', t.secretKey, body));
+    // As the libraries hold them: a browser's session, from the hosted page and a PKCE code.
+    const s = await browserSignIn(app, t, body, PAGE_ORIGIN);
     sessions.push({ email: body.email, ...pick(s) });
   }
   project.provide('authUrl', app.url);

@@ -3,7 +3,7 @@
  * real app per suite. Under CI=true a missing PostgreSQL or Redis fails the run;
  * elsewhere the suites that need them skip with a one-line notice.
  */
-import { randomUUID } from 'node:crypto';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -251,6 +251,52 @@ export async function signedIn(
   if (up.status !== 201) throw new Error(`sign-up answered ${up.status}`);
   const res = await postJson(app, '/v1/auth/sign-in', tenant.secretKey, credentials);
   if (res.status !== 200) throw new Error(`sign-in answered ${res.status}`);
+  return json(res);
+}
+
+/**
+ * A session as the browser libraries get one: the hosted sign-in form with a PKCE challenge,
+ * then the code redeemed at /v1/client/token from `origin` (an allowed origin of the
+ * tenant). Its refresh token is a browser's, which /v1/client/* accept.
+ */
+export async function browserSignIn(
+  app: TestApp,
+  tenant: TestTenant,
+  credentials: { email: string; password: string },
+  origin: string,
+): Promise<Body> {
+  const verifier = randomBytes(32).toString('base64url');
+  const query = new URLSearchParams({
+    pk: tenant.publishableKey,
+    redirect_url: `${origin}/callback`,
+    code_challenge: createHash('sha256').update(verifier).digest('base64url'),
+    code_challenge_method: 'S256',
+  });
+  const page = await app.request(`/sign-in?${query}`);
+  const cookie = page.headers
+    .getSetCookie()
+    .map((c) => c.split(';')[0])
+    .join('; ');
+  const csrf = /name="_csrf" value="([^"]+)"/.exec(await page.text())?.[1] ?? '';
+  const signedIn = await app.request(`/sign-in?${query}`, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie },
+    body: new URLSearchParams({ _csrf: csrf, ...credentials }),
+  });
+  const location = signedIn.headers.get('location') ?? '';
+  const code = new URLSearchParams(new URL(location, app.url).hash.slice(1)).get('code');
+  if (!code) throw new Error(`hosted sign-in answered ${signedIn.status} without a code`);
+  const res = await app.request('/v1/client/token', {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      'x-latchkey-publishable-key': tenant.publishableKey,
+      origin,
+    },
+    body: JSON.stringify({ grant_type: 'authorization_code', code, code_verifier: verifier }),
+  });
+  if (res.status !== 200) throw new Error(`code redemption answered ${res.status}`);
   return json(res);
 }
 
