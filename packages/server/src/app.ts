@@ -12,7 +12,6 @@ import { type InvalidationBus, localBus, redisBus, sqliteBus } from './cache/inv
 import { connectRedis, RedisHealth, redisReady } from './cache/redis.js';
 import type { Config } from './config/config.js';
 import { defaults } from './config/defaults.js';
-import { SecretBox } from './crypto/secret-box.js';
 import { LatchkeyError } from './errors/index.js';
 import { trackConnections } from './http/connections.js';
 import type { AppContext } from './http/context.js';
@@ -38,6 +37,7 @@ import { Problem } from './http/schemas.js';
 import { createMailer } from './modules/email/index.js';
 import { VerifiedTokens } from './modules/introspection/index.js';
 import { KeyResolver } from './modules/keys/index.js';
+import { openMasterSecret } from './modules/master-secret/index.js';
 import { answerObserver, createMetrics, requestObserver } from './modules/observability/metrics.js';
 import { RateLimitService } from './modules/rate-limit/index.js';
 import { startRetention } from './modules/retention/index.js';
@@ -56,6 +56,8 @@ export interface BuildOptions {
   database?: Database;
   /** Replaces the failed sign-in policy of defaults.ts (tests shorten its waits). */
   signInPolicy?: SignInPolicy;
+  /** Told start-up warnings (a generated master secret); the log by default. */
+  warn?: (message: string) => void;
 }
 
 export interface App {
@@ -188,6 +190,15 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   });
   const database = options.database ?? openDatabase(config.databaseUrl);
   if (options.migrate ?? database.dialect === 'sqlite') await migrateToLatest(database.db as never);
+  // Before anything else: a master secret the database does not agree to stops the start.
+  const box = await openMasterSecret(
+    database.db,
+    config,
+    options.warn ?? ((message) => app.log.warn(message)),
+  ).catch(async (error: unknown) => {
+    await database.close();
+    throw error;
+  });
   database.onIdleError((error) => app.log.error({ err: error }, 'PostgreSQL idle client error'));
 
   let redisWarned = false;
@@ -213,7 +224,6 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   const metrics = createMetrics();
   const cacheHits = metrics.sessionCache.labels({ result: 'hit' });
   const cacheMisses = metrics.sessionCache.labels({ result: 'miss' });
-  const box = new SecretBox(config.secret);
   // Caches are used only where every writer's changes are heard: through Redis pub/sub, or
   // on SQLite through its data_version. PostgreSQL without Redis always reads the database.
   const bus: InvalidationBus =

@@ -1,12 +1,15 @@
 import { announce } from '../cache/invalidation.js';
 import { type Config, ConfigError, loadConfig } from '../config/config.js';
 import { LatchkeyError } from '../errors/index.js';
+import { openMasterSecret } from '../modules/master-secret/index.js';
 import { migrateToLatest, openDatabase, type Publisher } from '../storage/index.js';
 import { adminCommand } from './admin.js';
 import { UsageError } from './args.js';
 import { keysCommand } from './keys.js';
+import type { OpenedDatabase } from './opened.js';
 import type { Output } from './output.js';
 import { providerCommand } from './provider.js';
+import { secretCommand } from './secret.js';
 import { signingKeyCommand } from './signing-key.js';
 import { tenantCommand } from './tenant.js';
 
@@ -34,22 +37,27 @@ usage:
   latchkey admin create --email E [--password P] [--superuser | --tenant ID]... [--json]
                         (no --password: one is generated and printed once)
   latchkey admin list [--json] | delete --email E | reset-password --email E [--password P]
+  latchkey secret rotate   (instances stopped; the new secret from LATCHKEY_NEW_SECRET, or
+                           generated: written to the secret file, or printed once)
 
 Configuration comes from the environment: PORT, PUBLIC_URL, DATABASE_URL, REDIS_URL,
 LATCHKEY_SECRET, SMTP_URL, TRUST_PROXY, LATCHKEY_PROVIDER_ENDPOINTS.`;
 
+/**
+ * Runs a command on the database, with the master secret's box once the database has agreed
+ * to the secret (modules/master-secret): no command runs with a secret that is not the one.
+ */
 async function withDatabase(
   config: Config,
-  run: (db: ReturnType<typeof openDatabase>) => Promise<void>,
-  options: { migrateSqlite: boolean } = { migrateSqlite: true },
+  output: Output,
+  run: (database: OpenedDatabase) => Promise<void>,
 ) {
   const database = openDatabase(config.databaseUrl, { poolSize: 2 });
   try {
     // Every command works on an up-to-date schema; SQLite is migrated in place like `serve` does.
-    if (options.migrateSqlite && database.dialect === 'sqlite') {
-      await migrateToLatest(database.db as never);
-    }
-    await run(database);
+    if (database.dialect === 'sqlite') await migrateToLatest(database.db as never);
+    const box = await openMasterSecret(database.db, config, (m) => output.err(`warning: ${m}`));
+    await run({ ...database, box });
   } finally {
     await database.close();
   }
@@ -96,38 +104,46 @@ export async function runCli(
         await serveCommand(config, args, output);
         return 0;
       }
-      case 'migrate':
-        await withDatabase(
-          config,
-          async (database) => {
-            const result = await migrateToLatest(database.db as never);
-            const applied = result.results?.map((r) => r.migrationName) ?? [];
-            output.out(
-              applied.length ? `applied: ${applied.join(', ')}` : 'the database is up to date',
-            );
-          },
-          { migrateSqlite: false },
-        );
+      case 'migrate': {
+        // The database alone: no secret is needed (nor checked) to bring its schema up.
+        const database = openDatabase(config.databaseUrl, { poolSize: 2 });
+        try {
+          const result = await migrateToLatest(database.db as never);
+          const applied = result.results?.map((r) => r.migrationName) ?? [];
+          output.out(
+            applied.length ? `applied: ${applied.join(', ')}` : 'the database is up to date',
+          );
+        } finally {
+          await database.close();
+        }
         return 0;
+      }
       case 'tenant':
-        await withDatabase(config, (database) =>
+        await withDatabase(config, output, (database) =>
           tenantCommand(config, { ...database, bus: cliBus(config, output) }, args, output),
         );
         return 0;
       case 'keys':
-        await withDatabase(config, (database) =>
+        await withDatabase(config, output, (database) =>
           keysCommand({ db: database.db, bus: cliBus(config, output) }, args, output),
         );
         return 0;
       case 'provider':
-        await withDatabase(config, (database) => providerCommand(config, database, args, output));
+        await withDatabase(config, output, (database) => providerCommand(database, args, output));
         return 0;
       case 'admin':
-        await withDatabase(config, (database) => adminCommand(config, database, args, output));
+        await withDatabase(config, output, (database) =>
+          adminCommand(config, database, args, output),
+        );
         return 0;
       case 'signing-key':
-        await withDatabase(config, (database) => signingKeyCommand(config, database, args, output));
+        await withDatabase(config, output, (database) => signingKeyCommand(database, args, output));
         if (args[0] === 'revoke') await tellInstances(config, output);
+        return 0;
+      case 'secret':
+        await withDatabase(config, output, (database) =>
+          secretCommand(config, database, args, output, env.LATCHKEY_NEW_SECRET || undefined),
+        );
         return 0;
       default:
         throw new UsageError(`unknown command "${command}"\n\n${USAGE}`);

@@ -1,9 +1,7 @@
 import { readFileSync } from 'node:fs';
-import type { Config } from '../config/config.js';
-import { SecretBox } from '../crypto/secret-box.js';
 import { listProviderSettings, setProvider } from '../modules/social/index.js';
-import type { Database } from '../storage/index.js';
 import { parse, required, UsageError } from './args.js';
+import type { OpenedDatabase } from './opened.js';
 import { json, type Output } from './output.js';
 
 const FLAGS = {
@@ -20,12 +18,7 @@ const FLAGS = {
   json: { type: 'boolean' },
 } as const;
 
-export async function providerCommand(
-  config: Config,
-  database: Database,
-  args: string[],
-  output: Output,
-) {
+export async function providerCommand(database: OpenedDatabase, args: string[], output: Output) {
   const [sub, ...rest] = args;
   const { values, positionals } = parse(rest, FLAGS);
   const tenantId = required(values.tenant, '--tenant');
@@ -36,21 +29,15 @@ export async function providerCommand(
         throw new UsageError('--enable and --disable exclude each other');
       const read = (file: string | undefined) =>
         file === undefined ? undefined : readFileSync(file, 'utf8').trim();
-      const view = await setProvider(
-        database.db,
-        new SecretBox(config.secret),
-        tenantId,
-        provider,
-        {
-          clientId: values['client-id'],
-          clientSecret: values['client-secret'] ?? read(values['client-secret-file']),
-          enabled: values.enable ? true : values.disable ? false : undefined,
-          teamId: values['team-id'],
-          keyId: values['key-id'],
-          privateKeyPem: read(values['private-key-file']),
-          audience: values.audience,
-        },
-      );
+      const view = await setProvider(database.db, database.box, tenantId, provider, {
+        clientId: values['client-id'],
+        clientSecret: values['client-secret'] ?? read(values['client-secret-file']),
+        enabled: values.enable ? true : values.disable ? false : undefined,
+        teamId: values['team-id'],
+        keyId: values['key-id'],
+        privateKeyPem: read(values['private-key-file']),
+        audience: values.audience,
+      });
       if (values.json) return json(output, view);
       output.out(
         `${view.name}: ${view.enabled ? 'enabled' : 'disabled'}, client id ${view.clientId}`,

@@ -96,7 +96,10 @@ export async function serveCommand(config: Config, args: string[], output: Outpu
       );
     }
   }
-  const { app, ctx, close } = await buildApp(config, { database });
+  const { app, ctx, close } = await buildApp(config, {
+    database,
+    warn: (message) => output.err(`warning: ${message}`),
+  });
   await app.listen({ port: config.port, host: config.host });
   const base = config.publicUrl;
   output.out(`Latchkey is listening on ${base}  (${database.dialect})`);

@@ -1,14 +1,11 @@
-import type { Config } from '../config/config.js';
-import { SecretBox } from '../crypto/secret-box.js';
 import { SigningKeys } from '../modules/sessions/index.js';
 import { getTenant } from '../modules/tenants/index.js';
-import type { Database } from '../storage/index.js';
 import { parse, required, UsageError } from './args.js';
+import type { OpenedDatabase } from './opened.js';
 import { json, type Output } from './output.js';
 
 export async function signingKeyCommand(
-  config: Config,
-  database: Database,
+  database: OpenedDatabase,
   args: string[],
   output: Output,
 ): Promise<void> {
@@ -19,7 +16,7 @@ export async function signingKeyCommand(
     json: { type: 'boolean' },
   });
   const tenant = await getTenant(database.db, required(values.tenant, '--tenant'));
-  const keys = new SigningKeys(database.db, new SecretBox(config.secret));
+  const keys = new SigningKeys(database.db, database.box);
   switch (sub) {
     case 'rotate': {
       const result = await keys.rotate(

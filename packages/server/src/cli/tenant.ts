@@ -1,11 +1,11 @@
 import type { Config } from '../config/config.js';
 import type { Environment, Plan } from '../config/defaults.js';
-import { SecretBox } from '../crypto/secret-box.js';
 import { provisionTenant } from '../modules/provisioning/index.js';
 import { SigningKeys } from '../modules/sessions/index.js';
 import { getTenant, listTenants, updateTenant } from '../modules/tenants/index.js';
-import type { Database, Publisher } from '../storage/index.js';
+import type { Publisher } from '../storage/index.js';
 import { bool, integer, parse, required, UsageError } from './args.js';
+import type { OpenedDatabase } from './opened.js';
 import { describeTenant, json, type Output } from './output.js';
 
 const TENANT_FLAGS = {
@@ -25,7 +25,7 @@ const TENANT_FLAGS = {
 
 export async function tenantCommand(
   config: Config,
-  database: Database & { bus: Publisher },
+  database: OpenedDatabase & { bus: Publisher },
   args: string[],
   output: Output,
 ): Promise<void> {
@@ -47,7 +47,7 @@ export async function tenantCommand(
   switch (sub) {
     case 'create': {
       required(values.name, '--name');
-      const signingKeys = new SigningKeys(db, new SecretBox(config.secret));
+      const signingKeys = new SigningKeys(db, database.box);
       const { tenant, secretKey, publishableKey } = await provisionTenant(
         { db, signingKeys },
         { ...input, environment: values.env as Environment | undefined },

@@ -1,5 +1,13 @@
 import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { defaults } from './defaults.js';
 
@@ -13,6 +21,12 @@ export interface Config {
   readonly redisUrl: string | undefined;
   /** Master secret; keys derived from it encrypt signing keys and provider secrets. */
   readonly secret: string;
+  /**
+   * Where the master secret comes from. `new`: neither LATCHKEY_SECRET nor the file exists;
+   * `secret` is a fresh one, written to `path` only once the database is known to hold
+   * nothing sealed (modules/master-secret).
+   */
+  readonly secretSource: SecretSource;
   readonly smtpUrl: string | undefined;
   readonly trustProxy: TrustProxy;
   readonly providerEndpoints: Readonly<Record<string, Readonly<Record<string, string>>>>;
@@ -22,6 +36,11 @@ export interface Config {
   readonly bodyLimit: number;
   readonly argon2: { memoryCost: number; timeCost: number; parallelism: number };
 }
+
+export type SecretSource =
+  | { readonly kind: 'env' }
+  | { readonly kind: 'file'; readonly path: string }
+  | { readonly kind: 'new'; readonly path: string };
 
 export class ConfigError extends Error {
   override name = 'ConfigError';
@@ -72,6 +91,9 @@ function parseProviderEndpoints(value: string | undefined): Config['providerEndp
   return Object.freeze(out);
 }
 
+/** The master secret's file in the data folder, when LATCHKEY_SECRET is not set. */
+const SECRET_FILE = 'latchkey-secret';
+
 function dataDirOf(databaseUrl: string): string {
   if (databaseUrl.startsWith('sqlite:')) {
     const path = databaseUrl.slice('sqlite:'.length);
@@ -80,25 +102,40 @@ function dataDirOf(databaseUrl: string): string {
   return resolve(defaults.dataDir);
 }
 
-/** LATCHKEY_SECRET, or one generated into the data folder on first run (with a warning). */
-function loadSecret(value: string | undefined, dataDir: string, warn: (m: string) => void): string {
+/**
+ * LATCHKEY_SECRET, or the one generated into the data folder on first run. A missing file
+ * gives a new secret that is not written yet: whether this is a first run is for the
+ * database to say (modules/master-secret), and a lost secret is never replaced.
+ */
+function loadSecret(
+  value: string | undefined,
+  dataDir: string,
+  warn: (m: string) => void,
+): { secret: string; secretSource: SecretSource } {
   if (value) {
     if (value.length < 32) throw new ConfigError('LATCHKEY_SECRET must be at least 32 characters');
-    return value;
+    return { secret: value, secretSource: { kind: 'env' } };
   }
-  const file = join(dataDir, 'latchkey-secret');
-  if (existsSync(file)) {
-    warn(`LATCHKEY_SECRET is not set; using the secret stored in ${file}. Set it in production.`);
-    return readFileSync(file, 'utf8').trim();
+  const path = join(dataDir, SECRET_FILE);
+  if (existsSync(path)) {
+    warn(`LATCHKEY_SECRET is not set; using the secret stored in ${path}. Set it in production.`);
+    return { secret: readFileSync(path, 'utf8').trim(), secretSource: { kind: 'file', path } };
   }
-  mkdirSync(dataDir, { recursive: true });
-  const secret = randomBytes(32).toString('base64url');
-  writeFileSync(file, `${secret}\n`, { mode: 0o600 });
-  chmodSync(file, 0o600);
-  warn(
-    `LATCHKEY_SECRET is not set; generated one into ${file}. Keep that file (it encrypts signing keys), or set LATCHKEY_SECRET in production.`,
-  );
-  return secret;
+  return { secret: randomBytes(32).toString('base64url'), secretSource: { kind: 'new', path } };
+}
+
+/**
+ * Writes a master secret to its file (owner-only): a new one once the database has agreed
+ * to it (never over an existing file), or a rotated one in place of the old (`replace`,
+ * through a rename, so that the file never holds half of either).
+ */
+export function writeSecretFile(path: string, secret: string, { replace = false } = {}): void {
+  mkdirSync(dirname(path), { recursive: true });
+  const target = replace ? `${path}.new` : path;
+  if (replace) rmSync(target, { force: true });
+  writeFileSync(target, `${secret}\n`, { mode: 0o600, flag: 'wx' });
+  chmodSync(target, 0o600);
+  if (replace) renameSync(target, path);
 }
 
 /** Reads the environment once, validates it, and returns a frozen configuration. */
@@ -129,7 +166,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, options: LoadOptions = {}): C
     publicUrl,
     databaseUrl,
     redisUrl,
-    secret: loadSecret(env.LATCHKEY_SECRET, dataDirOf(databaseUrl), warn),
+    ...loadSecret(env.LATCHKEY_SECRET, dataDirOf(databaseUrl), warn),
     smtpUrl: env.SMTP_URL || undefined,
     trustProxy: parseTrustProxy(env.TRUST_PROXY),
     providerEndpoints: parseProviderEndpoints(env.LATCHKEY_PROVIDER_ENDPOINTS),

@@ -1,5 +1,26 @@
 import { hkdfSync } from 'node:crypto';
 import { CompactEncrypt, compactDecrypt } from 'jose';
+import type { Kysely } from 'kysely';
+import type { Schema } from '../storage/index.js';
+
+/** A value sealed by a SecretBox, with what it was sealed for, and the row that holds it. */
+export interface Sealed {
+  id: string;
+  jwe: string;
+  purpose: string;
+  subject: string;
+}
+
+/**
+ * A column of sealed values, owned by its module: read whole when the master secret is
+ * checked or rotated, written when it is rotated.
+ */
+export interface SealedStore {
+  /** What the values are, for messages ("signing keys"). */
+  what: string;
+  list(db: Kysely<Schema>): Promise<Sealed[]>;
+  replace(db: Kysely<Schema>, id: string, jwe: string): Promise<void>;
+}
 
 /**
  * Encrypts small secrets at rest (signing keys, provider secrets) as compact JWE

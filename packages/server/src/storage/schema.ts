@@ -154,6 +154,17 @@ export interface MailOutboxTable {
   created_at: Millis;
 }
 
+/**
+ * One row: a value sealed with the master secret when the database first met it, so that a
+ * start with another secret (or a lost one) is refused before anything is sealed or opened.
+ */
+export interface MasterSecretTable {
+  id: number;
+  check_jwe: string;
+  created_at: Millis;
+  rotated_at: Millis | null;
+}
+
 export interface ProviderSettingsTable {
   tenant_id: string;
   provider: string;
@@ -243,6 +254,7 @@ export interface Schema {
   email_tokens: EmailTokensTable;
   mail_outbox: MailOutboxTable;
   provider_settings: ProviderSettingsTable;
+  master_secret: MasterSecretTable;
   identities: IdentitiesTable;
   oauth_flows: OauthFlowsTable;
   audit_events: AuditEventsTable;

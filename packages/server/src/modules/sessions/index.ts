@@ -25,6 +25,7 @@ export {
   type SessionUser,
   type TokenSet,
 } from './sessions.service.js';
+export { sealedSigningKeys } from './signing-keys.repository.js';
 export {
   type PublicJwk,
   SIGNING_ALG,

@@ -1,5 +1,29 @@
 import type { Kysely } from 'kysely';
+import type { SealedStore } from '../../crypto/secret-box.js';
 import type { Schema, SigningKeyRow } from '../../storage/index.js';
+
+/** What a private key is sealed for: the SecretBox purpose and subject. */
+export const sealedAs = (tenantId: string, kid: string) =>
+  ['signing-key', `${tenantId}/${kid}`] as const;
+
+/** Every tenant's private keys, sealed with the master secret. */
+export const sealedSigningKeys: SealedStore = {
+  what: 'signing keys',
+  async list(db) {
+    const rows = await db
+      .selectFrom('signing_keys')
+      .select(['id', 'tenant_id', 'private_jwe'])
+      .orderBy('created_at', 'desc')
+      .execute();
+    return rows.map((r) => {
+      const [purpose, subject] = sealedAs(r.tenant_id, r.id);
+      return { id: r.id, jwe: r.private_jwe, purpose, subject };
+    });
+  },
+  async replace(db, id, jwe) {
+    await db.updateTable('signing_keys').set({ private_jwe: jwe }).where('id', '=', id).execute();
+  },
+};
 
 /** The key that signs at `now`: the newest one already activated and not yet retired. */
 export async function findSigningKey(

@@ -15,6 +15,7 @@ import {
   publishedKeys,
   retireKeys,
   revokeKeyRow,
+  sealedAs,
 } from './signing-keys.repository.js';
 
 export const SIGNING_ALG = 'RS256';
@@ -95,8 +96,7 @@ export class SigningKeys {
       public_jwk: JSON.stringify(publicJwk),
       private_jwe: await this.#box.seal(
         JSON.stringify(await exportJWK(privateKey)),
-        'signing-key',
-        `${tenantId}/${kid}`,
+        ...sealedAs(tenantId, kid),
       ),
       created_at: Date.now(),
       activates_at: activatesAt,
@@ -118,7 +118,7 @@ export class SigningKeys {
     let key = this.#private.get(row.id);
     if (!key) {
       const jwk = JSON.parse(
-        await this.#box.open(row.private_jwe, 'signing-key', `${tenantId}/${row.id}`),
+        await this.#box.open(row.private_jwe, ...sealedAs(tenantId, row.id)),
       ) as JWK;
       key = (await importJWK(jwk, SIGNING_ALG)) as Key;
       this.#private.set(row.id, key);

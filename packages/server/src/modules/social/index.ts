@@ -33,5 +33,6 @@ export {
   type ProviderSettingsInput,
   type ProviderSettingsView,
   providerCredentials,
+  sealedProviderSecrets,
   setProvider,
 } from './settings.service.js';

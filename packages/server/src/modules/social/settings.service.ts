@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import { socialDefaults } from '../../config/defaults.js';
-import type { SecretBox } from '../../crypto/secret-box.js';
+import type { SealedStore, SecretBox } from '../../crypto/secret-box.js';
 import { type FieldError, LatchkeyError, validationFailed } from '../../errors/index.js';
 import type { ProviderSettingsRow, Schema } from '../../storage/index.js';
 import { getTenant } from '../tenants/index.js';
@@ -59,7 +59,37 @@ function view(row: ProviderSettingsRow): ProviderSettingsView {
   };
 }
 
+/** What a provider secret is sealed for: the SecretBox purpose, and the subject below. */
+const PURPOSE = 'provider-secret';
 const subject = (tenantId: string, provider: ProviderId) => `${tenantId}/${provider}`;
+
+/** Every tenant's provider secrets, sealed with the master secret. */
+export const sealedProviderSecrets: SealedStore = {
+  what: 'provider secrets',
+  async list(db) {
+    const rows = await db
+      .selectFrom('provider_settings')
+      .select(['tenant_id', 'provider', 'secret_jwe'])
+      .where('secret_jwe', 'is not', null)
+      .orderBy('updated_at', 'desc')
+      .execute();
+    return rows.map((r) => ({
+      id: `${r.tenant_id}/${r.provider}`,
+      jwe: r.secret_jwe as string,
+      purpose: PURPOSE,
+      subject: subject(r.tenant_id, r.provider as ProviderId),
+    }));
+  },
+  async replace(db, id, jwe) {
+    const [tenantId = '', provider = ''] = id.split('/');
+    await db
+      .updateTable('provider_settings')
+      .set({ secret_jwe: jwe })
+      .where('tenant_id', '=', tenantId)
+      .where('provider', '=', provider)
+      .execute();
+  },
+};
 
 /** Creates or updates a tenant's settings for one provider; secrets are sealed at rest. */
 export async function setProvider(
@@ -105,7 +135,7 @@ export async function setProvider(
   const sealed =
     secret === undefined
       ? (existing?.secret_jwe ?? null)
-      : await box.seal(secret, 'provider-secret', subject(tenantId, provider));
+      : await box.seal(secret, PURPOSE, subject(tenantId, provider));
   if ((input.enabled ?? existing?.enabled === 1) && !sealed) {
     errors.push({
       // Apple's secret is its private key: point at the field the caller has to fill.
@@ -178,7 +208,7 @@ export async function providerCredentials(
   if (!row?.secret_jwe || (row.enabled !== 1 && !disabledToo)) return undefined;
   return {
     clientId: row.client_id,
-    secret: await box.open(row.secret_jwe, 'provider-secret', subject(tenantId, provider)),
+    secret: await box.open(row.secret_jwe, PURPOSE, subject(tenantId, provider)),
     teamId: row.team_id,
     keyId: row.key_id,
     audience: row.audience,

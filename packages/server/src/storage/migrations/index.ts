@@ -10,6 +10,7 @@ import { sessionChannel } from './007-session-channel.js';
 import { emailDomainKeys } from './008-email-domain-keys.js';
 import { hostedSessionBinding } from './009-hosted-session-binding.js';
 import { hostedSessionLookups } from './010-hosted-session-lookups.js';
+import { masterSecret } from './011-master-secret.js';
 
 /** One ordered set of migrations serves SQLite and PostgreSQL alike. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -23,6 +24,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '008-email-domain-keys': emailDomainKeys,
   '009-hosted-session-binding': hostedSessionBinding,
   '010-hosted-session-lookups': hostedSessionLookups,
+  '011-master-secret': masterSecret,
 };
 
 /**

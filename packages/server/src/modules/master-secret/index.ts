@@ -1,0 +1,5 @@
+export {
+  type MasterSecret,
+  openMasterSecret,
+  rotateMasterSecret,
+} from './master-secret.service.js';

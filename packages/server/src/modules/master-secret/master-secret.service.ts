@@ -1,0 +1,144 @@
+import type { Kysely } from 'kysely';
+import { ConfigError, type SecretSource, writeSecretFile } from '../../config/config.js';
+import { type SealedStore, SecretBox } from '../../crypto/secret-box.js';
+import { type Schema, transact } from '../../storage/index.js';
+import { sealedSigningKeys } from '../sessions/index.js';
+import { sealedProviderSecrets } from '../social/index.js';
+
+/** Everything sealed with the master secret, by the module that owns it. */
+const STORES: SealedStore[] = [sealedSigningKeys, sealedProviderSecrets];
+
+/** The check value: sealed when the database first meets a secret, opened at every start. */
+const CHECK = ['master-secret', 'check'] as const;
+const CHECK_PLAINTEXT = 'latchkey';
+
+export interface MasterSecret {
+  secret: string;
+  secretSource: SecretSource;
+}
+
+/** How the operator named the secret that failed, for the messages below. */
+function named(source: SecretSource): string {
+  return source.kind === 'env' ? 'LATCHKEY_SECRET' : `the secret in ${source.path}`;
+}
+
+function wrongSecret(source: SecretSource, what: string): ConfigError {
+  const where =
+    source.kind === 'env'
+      ? 'Set LATCHKEY_SECRET to the secret they were sealed with'
+      : `Set LATCHKEY_SECRET, or put back in ${source.path}, the secret they were sealed with`;
+  return new ConfigError(
+    `${named(source)} does not open the ${what} sealed in this database: it is not the master secret they were sealed with. ${where}. Latchkey does not start with another one, nor replace a sealed key (to change the secret: latchkey secret rotate).`,
+  );
+}
+
+function lostSecret(path: string, what: string): ConfigError {
+  return new ConfigError(
+    `LATCHKEY_SECRET is not set and ${path} does not exist, but this database holds ${what} sealed with a master secret. Set LATCHKEY_SECRET to that secret, or restore ${path} (keep it apart from the database backup). Latchkey does not make a new secret for a database that has one.`,
+  );
+}
+
+/** The values sealed so far, that `box` cannot open: the first store that fails, or none. */
+async function unopened(db: Kysely<Schema>, box: SecretBox): Promise<string | undefined> {
+  for (const store of STORES) {
+    for (const sealed of await store.list(db)) {
+      const opens = await box.open(sealed.jwe, sealed.purpose, sealed.subject).then(
+        () => true,
+        () => false,
+      );
+      if (!opens) return store.what;
+    }
+  }
+  return undefined;
+}
+
+async function anySealed(db: Kysely<Schema>): Promise<string | undefined> {
+  for (const store of STORES) if ((await store.list(db)).length > 0) return store.what;
+  return undefined;
+}
+
+/**
+ * The master secret's box, once the database agrees to it. Refused (ConfigError, which
+ * names LATCHKEY_SECRET or the file): a secret that does not open the database's check
+ * value; a new secret (none set, no file) for a database that holds sealed values. On a
+ * database that has no check value yet (a new one, or one from before the check), every
+ * sealed value must open; then the check value is written, and a new secret's file.
+ */
+export async function openMasterSecret(
+  db: Kysely<Schema>,
+  { secret, secretSource }: MasterSecret,
+  warn: (message: string) => void,
+): Promise<SecretBox> {
+  const box = new SecretBox(secret);
+  const row = await db.selectFrom('master_secret').select('check_jwe').executeTakeFirst();
+  if (row) {
+    if (secretSource.kind === 'new') throw lostSecret(secretSource.path, 'signing keys');
+    const opens = await box.open(row.check_jwe, ...CHECK).then(
+      (text) => text === CHECK_PLAINTEXT,
+      () => false,
+    );
+    if (!opens) throw wrongSecret(secretSource, 'signing keys and provider secrets');
+    return box;
+  }
+  if (secretSource.kind === 'new') {
+    const what = await anySealed(db);
+    if (what) throw lostSecret(secretSource.path, what);
+  } else {
+    const what = await unopened(db, box);
+    if (what) throw wrongSecret(secretSource, what);
+  }
+  const check = await box.seal(CHECK_PLAINTEXT, ...CHECK);
+  // Two processes meeting a new database at once: the first check value written stands.
+  await db
+    .insertInto('master_secret')
+    .values({ id: 1, check_jwe: check, created_at: Date.now(), rotated_at: null })
+    .onConflict((oc) => oc.column('id').doNothing())
+    .execute();
+  if (secretSource.kind === 'new') {
+    writeSecretFile(secretSource.path, secret);
+    warn(
+      `LATCHKEY_SECRET is not set; generated one into ${secretSource.path}. Keep that file, apart from the database backup (it encrypts signing keys and provider secrets), or set LATCHKEY_SECRET in production.`,
+    );
+  }
+  // Checked as every later start will be: another process may have written its value first.
+  return openMasterSecret(db, { secret, secretSource: existing(secretSource) }, warn);
+}
+
+/** The source of a secret once it is written down. */
+const existing = (source: SecretSource): SecretSource =>
+  source.kind === 'new' ? { kind: 'file', path: source.path } : source;
+
+/**
+ * Seals everything again under `next`, in one transaction (all or nothing): every signing
+ * key, every provider secret, and the check value. The current secret must open it all.
+ * Instances must be stopped: one still running with the old secret would seal new values
+ * with it. `from` is the box `openMasterSecret` gave for the current secret.
+ */
+export async function rotateMasterSecret(
+  db: Kysely<Schema>,
+  from: SecretBox,
+  next: string,
+): Promise<Record<string, number>> {
+  const to = new SecretBox(next);
+  const counts: Record<string, number> = {};
+  await transact(db, { publish: async () => {} }, async (tx) => {
+    for (const store of STORES) {
+      const all = await store.list(tx.db);
+      for (const sealed of all) {
+        const plaintext = await from.open(sealed.jwe, sealed.purpose, sealed.subject);
+        await store.replace(
+          tx.db,
+          sealed.id,
+          await to.seal(plaintext, sealed.purpose, sealed.subject),
+        );
+      }
+      counts[store.what] = all.length;
+    }
+    await tx.db
+      .updateTable('master_secret')
+      .set({ check_jwe: await to.seal(CHECK_PLAINTEXT, ...CHECK), rotated_at: Date.now() })
+      .where('id', '=', 1)
+      .execute();
+  });
+  return counts;
+}

@@ -1,0 +1,242 @@
+/**
+ * A lost or wrong master secret must not fail open: the real `latchkey` CLI and server, on a
+ * database whose signing keys and provider secrets are sealed with another secret (or with
+ * one whose file is gone), refuse to start, say what to do, and change nothing. Rotation
+ * seals everything again under a new secret, in one transaction.
+ */
+import { type ExecFileException, execFile, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../src/config/config.js';
+import { openMasterSecret } from '../src/modules/master-secret/index.js';
+import { providerCredentials } from '../src/modules/social/index.js';
+import { openDatabase } from '../src/storage/index.js';
+import { DIALECTS, freePort, freshDatabaseUrl, SECRET } from './support.js';
+
+const MAIN = fileURLToPath(new URL('../dist/latchkey.mjs', import.meta.url));
+const OTHER = 'another-secret-0123456789abcdefghijklmnopqrstuvwxyz';
+const run = promisify(execFile);
+
+interface Result {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** One `latchkey …` process with exactly these variables (and PATH); never throws. */
+async function latchkey(args: string[], env: Record<string, string>): Promise<Result> {
+  try {
+    const { stdout, stderr } = await run(process.execPath, [MAIN, ...args], {
+      env: { PATH: process.env.PATH ?? '', ...env },
+      cwd: tmpdir(),
+      timeout: 20_000,
+    });
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const e = error as ExecFileException & { stdout?: string; stderr?: string };
+    if (typeof e.code !== 'number') throw error;
+    return { code: e.code, stdout: e.stdout ?? '', stderr: e.stderr ?? '' };
+  }
+}
+
+/** `latchkey serve`: 'started' once it listens (then stopped), or how it exited. */
+async function serve(env: Record<string, string>): Promise<Result | 'started'> {
+  const port = await freePort();
+  const child = spawn(process.execPath, [MAIN, 'serve'], {
+    env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: String(port), ...env },
+    cwd: tmpdir(),
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stderr.on('data', (chunk) => {
+    stderr += chunk;
+  });
+  let started = false;
+  return new Promise((resolve) => {
+    child.stdout.on('data', (chunk) => {
+      stdout += chunk;
+      if (!started && stdout.includes('Latchkey is listening')) {
+        started = true;
+        child.kill('SIGTERM');
+      }
+    });
+    child.once('exit', (code) =>
+      resolve(started ? 'started' : { code: code ?? -1, stdout, stderr }),
+    );
+  });
+}
+
+/** The sealed columns as they are stored: nothing may change them but a rotation. */
+async function sealed(url: string): Promise<string[]> {
+  const database = openDatabase(url);
+  try {
+    const keys = await database.db
+      .selectFrom('signing_keys')
+      .select('private_jwe')
+      .orderBy('id')
+      .execute();
+    const providers = await database.db
+      .selectFrom('provider_settings')
+      .select('secret_jwe')
+      .orderBy('tenant_id')
+      .execute();
+    return [...keys.map((k) => k.private_jwe), ...providers.map((p) => String(p.secret_jwe))];
+  } finally {
+    await database.close();
+  }
+}
+
+function expectRefused(result: Result | 'started', ...names: string[]): void {
+  expect(result).not.toBe('started');
+  const { code, stderr } = result as Result;
+  expect(code).toBe(1);
+  expect(stderr).toMatch(/^configuration error: /m);
+  for (const name of names) expect(stderr).toContain(name);
+}
+
+describe.each(DIALECTS)('the master secret on %s', (dialect) => {
+  let url = '';
+  let drop: () => Promise<void>;
+  let tenantId = '';
+
+  beforeAll(async () => {
+    ({ url, drop } = await freshDatabaseUrl(dialect));
+    const env = { DATABASE_URL: url, LATCHKEY_SECRET: SECRET };
+    if (dialect === 'postgres') expect((await latchkey(['migrate'], env)).code).toBe(0);
+    const created = await latchkey(['tenant', 'create', '--name', 'Sealed', '--json'], env);
+    expect(created.code, created.stderr).toBe(0);
+    tenantId = JSON.parse(created.stdout).tenant.id;
+    const provider = await latchkey(
+      ['provider', 'set', '--tenant', tenantId, 'github', '--client-id', 'gh-id'].concat([
+        '--client-secret',
+        'gh-secret-value',
+      ]),
+      env,
+    );
+    expect(provider.code, provider.stderr).toBe(0);
+  });
+  afterAll(() => drop?.());
+
+  it('another LATCHKEY_SECRET is refused by the server and every command; nothing changes', async () => {
+    const before = await sealed(url);
+    expect(before).toHaveLength(2);
+    const env = { DATABASE_URL: url, LATCHKEY_SECRET: OTHER };
+    expectRefused(await serve(env), 'LATCHKEY_SECRET', 'latchkey secret rotate');
+    expectRefused(
+      await latchkey(['signing-key', 'rotate', '--tenant', tenantId], env),
+      'LATCHKEY_SECRET',
+    );
+    expectRefused(await latchkey(['tenant', 'create', '--name', 'B'], env), 'LATCHKEY_SECRET');
+    expect(await sealed(url)).toEqual(before);
+    expect(await serve({ DATABASE_URL: url, LATCHKEY_SECRET: SECRET })).toBe('started');
+  });
+
+  it('a database from before the check: each sealed value must open, then the check is written', async () => {
+    const database = openDatabase(url);
+    await database.db.deleteFrom('master_secret').execute();
+    await database.close();
+    expectRefused(await serve({ DATABASE_URL: url, LATCHKEY_SECRET: OTHER }), 'signing keys');
+    expect(await serve({ DATABASE_URL: url, LATCHKEY_SECRET: SECRET })).toBe('started');
+    const again = openDatabase(url);
+    expect(await again.db.selectFrom('master_secret').selectAll().execute()).toHaveLength(1);
+    await again.close();
+  });
+
+  it('latchkey secret rotate seals everything again; then only the new secret opens it', async () => {
+    const before = await sealed(url);
+    const env = { DATABASE_URL: url, LATCHKEY_SECRET: SECRET };
+    const rotated = await latchkey(['secret', 'rotate', '--json'], {
+      ...env,
+      LATCHKEY_NEW_SECRET: OTHER,
+    });
+    expect(rotated.code, rotated.stderr).toBe(0);
+    expect(JSON.parse(rotated.stdout)).toEqual({
+      resealed: { 'signing keys': 1, 'provider secrets': 1 },
+      file: null,
+      // Given by the operator: never printed.
+      secret: null,
+    });
+    const after = await sealed(url);
+    expect(after).toHaveLength(2);
+    for (const [i, value] of after.entries()) expect(value).not.toBe(before[i]);
+    expectRefused(await serve(env), 'LATCHKEY_SECRET');
+    expect(await serve({ DATABASE_URL: url, LATCHKEY_SECRET: OTHER })).toBe('started');
+    // The same key and the same provider secret, under the new secret.
+    const config = loadConfig({ DATABASE_URL: url, LATCHKEY_SECRET: OTHER }, { warn: () => {} });
+    const database = openDatabase(url);
+    try {
+      const box = await openMasterSecret(database.db, config, () => {});
+      const github = await providerCredentials(database.db, box, tenantId, 'github', {
+        disabledToo: true,
+      });
+      expect(github?.secret).toBe('gh-secret-value');
+    } finally {
+      await database.close();
+    }
+    // And back, so that the suite's other tests keep their secret.
+    const back = await latchkey(['secret', 'rotate'], {
+      DATABASE_URL: url,
+      LATCHKEY_SECRET: OTHER,
+      LATCHKEY_NEW_SECRET: SECRET,
+    });
+    expect(back.code, back.stderr).toBe(0);
+    expect(back.stdout).toContain(
+      'Sealed again under the new master secret: 1 signing keys, 1 provider secrets.',
+    );
+    expect(back.stdout).toContain('Set LATCHKEY_SECRET to the new secret on every instance');
+  });
+});
+
+describe('the generated secret file (no LATCHKEY_SECRET)', () => {
+  let dir = '';
+  let env: Record<string, string> = {};
+  let file = '';
+
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'latchkey-secret-'));
+    env = { DATABASE_URL: `sqlite:${join(dir, 'latchkey.db')}` };
+    file = join(dir, 'latchkey-secret');
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('is made on first run, owner-only, and used after', async () => {
+    const created = await latchkey(['tenant', 'create', '--name', 'Filed'], env);
+    expect(created.code, created.stderr).toBe(0);
+    expect(created.stderr).toContain(`generated one into ${file}`);
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    const listed = await latchkey(['tenant', 'list'], env);
+    expect(listed.code, listed.stderr).toBe(0);
+    expect(listed.stderr).toContain(`using the secret stored in ${file}`);
+  });
+
+  it('once lost, stops the start, names LATCHKEY_SECRET and the file, and makes no new one', async () => {
+    const kept = readFileSync(file, 'utf8');
+    const before = await sealed(env.DATABASE_URL as string);
+    rmSync(file);
+    expectRefused(await serve(env), 'LATCHKEY_SECRET', file);
+    expectRefused(await latchkey(['tenant', 'create', '--name', 'Again'], env), file);
+    expect(existsSync(file)).toBe(false);
+    expect(await sealed(env.DATABASE_URL as string)).toEqual(before);
+    // Put back, it works again.
+    writeFileSync(file, kept, { mode: 0o600 });
+    expect(await serve(env)).toBe('started');
+  });
+
+  it('rotates in place: the file then holds the new secret, and the old one is refused', async () => {
+    const old = readFileSync(file, 'utf8').trim();
+    const rotated = await latchkey(['secret', 'rotate'], env);
+    expect(rotated.code, rotated.stderr).toBe(0);
+    expect(rotated.stdout).toContain(`The new secret is in ${file}.`);
+    expect(rotated.stdout).not.toContain('shown only now');
+    const now = readFileSync(file, 'utf8').trim();
+    expect(now).not.toBe(old);
+    expect(now.length).toBeGreaterThanOrEqual(32);
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    expect(await serve(env)).toBe('started');
+    expectRefused(await serve({ ...env, LATCHKEY_SECRET: old }), 'LATCHKEY_SECRET');
+  });
+});
