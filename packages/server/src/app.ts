@@ -244,6 +244,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   });
   const ctx: AppContext = {
     config,
+    log: app.log,
     database,
     redis,
     metrics,

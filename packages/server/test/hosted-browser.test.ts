@@ -14,6 +14,7 @@ import { fileURLToPath } from 'node:url';
 import type { Browser, BrowserContext, Page, Response as PageResponse } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { localBus } from '../src/cache/invalidation.js';
+import { defaults } from '../src/config/defaults.js';
 import { listKeys, revokeKey } from '../src/modules/keys/index.js';
 import { updateTenant } from '../src/modules/tenants/index.js';
 import { type Database, openDatabase } from '../src/storage/index.js';
@@ -338,6 +339,76 @@ describe.skipIf(!HAVE_CHROMIUM)('hosted pages in Chromium', () => {
     expect(onCallback(earlierPage)).toBe(false);
     expect(await h1(earlierPage)).toBe('Sign in');
     await earlier.close();
+  });
+
+  it('asks a new address for proof while many fail on the account; the mailed link lets it in', async () => {
+    // An app of its own whose slowed attempts do not really wait (the default policy else).
+    const quick = await startApp('sqlite', {
+      env: { SMTP_URL: mail.url },
+      signInPolicy: { ...defaults.signInFailures, wait: async () => {} },
+    });
+    const t = await quick.tenant({ allowedOrigins: [caller.origin] });
+    const address = email('attacked');
+    await postJson(quick, '/v1/auth/sign-up', t.secretKey, { email: address, password: PASSWORD });
+    const at = (path: string) =>
+      `${quick.url}${path}?${new URLSearchParams({ pk: t.publishableKey, redirect_url: callback() })}`;
+    const { challengeAfter, perAddress } = defaults.signInFailures.account;
+    // The failures of many addresses, relayed by the customer's server.
+    for (let n = 0; n < challengeAfter; n++) {
+      const res = await quick.request('/v1/auth/sign-in', {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${t.secretKey}`,
+          'content-type': 'application/json',
+          'latchkey-client-ip': `203.0.113.${1 + Math.floor(n / perAddress)}`,
+        },
+        body: JSON.stringify({ email: address, password: `guess ${n}` }),
+      });
+      expect(res.status).toBe(401);
+    }
+    try {
+      mkdirSync(ARTIFACTS, { recursive: true });
+      const axePath = join(
+        dirname(createRequire(import.meta.url).resolve('axe-core')),
+        'axe.min.js',
+      );
+      const axe = readFileSync(axePath, 'utf8');
+      await withContext({}, async (_context, page) => {
+        // The owner, from this browser's address (one the account never used).
+        const asked = await signIn(page, at('/sign-in'), address, PASSWORD);
+        expect(asked?.status()).toBe(403);
+        expect(await h1(page)).toBe('Confirm it is you');
+        await page.screenshot({ path: join(ARTIFACTS, 'confirm-asked.png'), fullPage: true });
+        const link = linkIn(await mail.waitFor(address), quick.url, 'confirm-address');
+        secrets.push(new URL(link).searchParams.get('token') as string);
+        expect((await page.goto(link))?.status()).toBe(200);
+        expect(await h1(page)).toBe('Confirm it is you');
+        await page.screenshot({ path: join(ARTIFACTS, 'confirm-address.png'), fullPage: true });
+        await page.setViewportSize({ width: 375, height: 740 });
+        await page.screenshot({
+          path: join(ARTIFACTS, 'confirm-address-mobile.png'),
+          fullPage: true,
+        });
+        await page.setViewportSize({ width: 1280, height: 800 });
+        expect((await submit(page, 'button:has-text("Yes, it was me")'))?.status()).toBe(200);
+        expect(await h1(page)).toBe('Thank you');
+        await submit(page, 'a:has-text("Sign in")');
+        await page.fill('#email', address);
+        await page.fill('#password', PASSWORD);
+        await submit(page);
+        expect(onCallback(page)).toBe(true);
+      });
+      await withContext({ bypassCSP: true }, async (_context, page) => {
+        const found = await seriousViolations(
+          page,
+          [['confirm it is you', () => signIn(page, at('/sign-in'), address, 'nope')]],
+          axe,
+        );
+        expect(found).toEqual([]);
+      });
+    } finally {
+      await quick.dispose();
+    }
   });
 
   it('refuses bad sign-in links with a page, never a redirect', async () => {

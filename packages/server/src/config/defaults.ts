@@ -5,10 +5,13 @@
 export interface SignInFailurePolicy {
   windowSeconds: number;
   /**
-   * One account, counted over every address: slowed, and at `refuseAfter` refused, but only
-   * to addresses it has never been signed in from (so nobody can hold its owner out).
+   * One account, counted over every address but at most `perAddress` failures of each, so
+   * that only failures from many addresses add up here (one address meets `accountAddress`
+   * first): past `slowAfter` attempts are slowed; past `challengeAfter` an address it was
+   * never signed in from must prove it is its owner's (a link mailed to the account)
+   * instead of being answered. Its owner's known addresses pass.
    */
-  account: { slowAfter: number; refuseAfter: number };
+  account: { slowAfter: number; challengeAfter: number; perAddress: number };
   /** One account from one address (an IPv6 /64): refused, known address or not. */
   accountAddress: { refuseAfter: number };
   /** One address over every account (password spraying). */
@@ -21,7 +24,7 @@ export interface SignInFailurePolicy {
 
 const signInFailures: SignInFailurePolicy = {
   windowSeconds: 15 * 60,
-  account: { slowAfter: 5, refuseAfter: 10 },
+  account: { slowAfter: 5, challengeAfter: 10, perAddress: 3 },
   accountAddress: { refuseAfter: 10 },
   address: { refuseAfter: 50 },
   knownAddressSeconds: 14 * 24 * 60 * 60,
@@ -124,7 +127,7 @@ export const defaults = {
     /** RFC 6749 section 4.1.2 asks for a short-lived code (at most 10 minutes). */
     codeLifetimeMs: 2 * 60_000,
     /** E-mail links work once, within this time. */
-    linkLifetimeMs: { verify: 24 * 60 * 60_000, reset: 60 * 60_000 },
+    linkLifetimeMs: { verify: 24 * 60 * 60_000, reset: 60 * 60_000, address: 30 * 60_000 },
     redirectUrlMaxLength: 2048,
     stateMaxLength: 512,
     /** Largest form body (bytes) a hosted page reads. */

@@ -10,6 +10,7 @@ export const ERROR_CATALOGUE = {
   invalid_credentials: { status: 401, title: 'Invalid credentials' },
   forbidden: { status: 403, title: 'Forbidden' },
   email_not_verified: { status: 403, title: 'E-mail address not verified' },
+  confirmation_required: { status: 403, title: 'Confirm it is you' },
   not_found: { status: 404, title: 'Not found' },
   method_not_allowed: { status: 405, title: 'Method not allowed' },
   email_taken: { status: 409, title: 'E-mail address already registered' },

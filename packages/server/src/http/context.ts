@@ -1,9 +1,10 @@
+import type { FastifyBaseLogger } from 'fastify';
 import type { Redis } from 'ioredis';
 import type { InvalidationBus } from '../cache/invalidation.js';
 import type { Config } from '../config/config.js';
 import type { SecretBox } from '../crypto/secret-box.js';
 import type { Mailer } from '../modules/email/index.js';
-import type { HostedDeps } from '../modules/hosted/index.js';
+import { type HostedDeps, mailAddressConfirmation } from '../modules/hosted/index.js';
 import type { ActiveClaims, VerifiedTokens } from '../modules/introspection/index.js';
 import type { KeyContext, KeyResolver } from '../modules/keys/index.js';
 import type { Metrics } from '../modules/observability/metrics.js';
@@ -15,6 +16,8 @@ import type { Database } from '../storage/index.js';
 /** Everything a route needs, built once by app.ts. */
 export interface AppContext {
   config: Config;
+  /** The app's logger, for work that outlives its request. */
+  log: FastifyBaseLogger;
   database: Database;
   hasher: PasswordHasher;
   limiter: RateLimitService;
@@ -42,13 +45,26 @@ declare module 'fastify' {
 
 /** The deps of the account workflows (sign-in, update, sign out everywhere). */
 export function accountDeps(ctx: AppContext): AccountDeps & SignInDeps {
-  return {
+  const deps = {
     db: ctx.database.db,
     bus: ctx.bus,
     sessions: ctx.sessions,
     hasher: ctx.hasher,
     limiter: ctx.limiter,
     policy: ctx.signInPolicy,
+  };
+  return {
+    ...deps,
+    // The proof a new address gives while many fail on an account: a link to its owner,
+    // sent after the answer, whose time must not tell whether the password was right.
+    confirmAddress: (tenant, user, address, returnTo) => {
+      const mailing = { ...deps, mailer: ctx.mailer, authUrl: ctx.authUrl };
+      setImmediate(() =>
+        mailAddressConfirmation(mailing, tenant, user, address, returnTo).catch((error) =>
+          ctx.log.error({ err: error }, 'address confirmation mail failed'),
+        ),
+      );
+    },
   };
 }
 

@@ -137,9 +137,11 @@ export interface EmailTokensTable {
   hash: string;
   tenant_id: string;
   user_id: string;
-  purpose: 'verify' | 'reset';
+  purpose: 'verify' | 'reset' | 'address';
   /** The hosted sign-in URL to continue to afterwards. */
   return_to: string | null;
+  /** `address` links: the client address (bucket) the link lets in. */
+  address: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: Millis;
   expires_at: Millis;
   used_at: Millis | null;

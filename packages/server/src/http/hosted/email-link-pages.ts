@@ -4,6 +4,7 @@ import { LatchkeyError } from '../../errors/index.js';
 import {
   buttonPage,
   completePasswordReset,
+  confirmAddress,
   forgotPage,
   hostedQuery,
   messagePage,
@@ -118,6 +119,43 @@ export function emailLinkPages(scope: FastifyInstance, ctx: AppContext) {
         pageContext(request),
         'Your password is changed',
         'Sign in with your new password.',
+        outcome.returnTo ? { href: outcome.returnTo, text: 'Sign in' } : undefined,
+      ),
+    );
+  });
+
+  scope.get('/confirm-address', PAGE, async (request, reply) => {
+    const token = formField(request.query, 'token');
+    const link = await openEmailLink(deps, token, 'address');
+    if (!link) return badLink(request, reply);
+    request.pageTenant = link.tenant;
+    // A button, not a side effect of GET: mail scanners that open links change nothing.
+    return sendPage(
+      reply,
+      200,
+      buttonPage({
+        ctx: pageContext(request),
+        title: 'Confirm it is you',
+        message: `Let ${link.address} sign in to ${link.user.email}? Only if it was you who just signed in from there.`,
+        action: '/confirm-address',
+        csrf: reply.generateCsrf(),
+        button: 'Yes, it was me',
+        hidden: { token },
+      }),
+    );
+  });
+
+  scope.post('/confirm-address', formRoute(scope), async (request, reply) => {
+    const outcome = await confirmAddress(deps, formField(request.body, 'token'));
+    if (!outcome.ok) return badLink(request, reply);
+    request.pageTenant = outcome.tenant;
+    return sendPage(
+      reply,
+      200,
+      messagePage(
+        pageContext(request),
+        'Thank you',
+        'That address can sign in to your account now. Sign in again there.',
         outcome.returnTo ? { href: outcome.returnTo, text: 'Sign in' } : undefined,
       ),
     );

@@ -123,6 +123,17 @@ export function signInPages(scope: FastifyInstance, ctx: AppContext) {
       if (error.code === 'invalid_credentials')
         return again(401, 'The e-mail address or the password is wrong.', 'password');
       if (error.code === 'rate_limited') return again(429, `Too many attempts. ${error.message}.`);
+      if (error.code === 'confirmation_required')
+        return sendPage(
+          reply,
+          403,
+          messagePage(
+            pageContext(request),
+            'Confirm it is you',
+            `Many sign-ins to this account have failed from other places, so we need to know this one is you. If the password was right, we sent a link to the e-mail address of the account: open it, then sign in again.`,
+            { href: `/sign-in?${hostedQuery(h)}`, text: 'Back to sign in' },
+          ),
+        );
       return again(403, 'This account is disabled.');
     }
   });

@@ -1,11 +1,11 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
-import { defaults, type SignInFailurePolicy } from '../../config/defaults.js';
+import { defaults } from '../../config/defaults.js';
 import { LatchkeyError } from '../../errors/index.js';
 import type { Schema } from '../../storage/index.js';
 import { recordAudit } from '../audit/index.js';
 import type { RateLimitService, Window } from '../rate-limit/index.js';
-import { emailKey, type PasswordHasher } from '../users/index.js';
+import { emailKey, type PasswordHasher, type SignInPolicy } from '../users/index.js';
 import { type Admin, findAdminRow, toAdmin } from './accounts.service.js';
 
 export interface AdminSignInDeps {
@@ -13,7 +13,7 @@ export interface AdminSignInDeps {
   hasher: PasswordHasher;
   limiter: RateLimitService;
   /** The same failed sign-in policy as users' (defaults.signInFailures). */
-  policy: SignInFailurePolicy;
+  policy: SignInPolicy;
 }
 
 /** A signed-in admin and when they last typed their password. */
@@ -29,41 +29,51 @@ let dummyHash: Promise<string> | undefined;
 
 /**
  * Checks an admin's password with the throttling of users' sign-in (README "Sign-in
- * failures"): counted per account and per client address before any work; slowed past
- * `slowAfter`, refused past `refuseAfter`. The burst is written to the audit log once.
+ * failures"), counted before any work: one address is refused on one account past
+ * `accountAddress` and on all past `address`, and adds at most `perAddress` to the
+ * account's count, so that it alone cannot lock the admin out. Past `challengeAfter` on the
+ * account (many addresses at once) it is refused (admins have no mailed proof); slowed past
+ * `slowAfter`. The burst is written to the audit log once.
  */
 export async function checkAdminPassword(
   deps: AdminSignInDeps,
   input: { email: string; password: string; ip: string },
 ) {
   const { policy } = deps;
-  const account: Window = {
-    name: 'admin-sign-in-account',
-    quota: policy.account.refuseAfter,
+  const window = (name: string, quota: number): Window => ({
+    name,
+    quota,
     seconds: policy.windowSeconds,
-  };
-  const address: Window = {
-    name: 'admin-sign-in-address',
-    quota: policy.address.refuseAfter,
-    seconds: policy.windowSeconds,
-  };
+  });
+  const account = window('admin-sign-in-account', policy.account.challengeAfter);
+  const pair = window('admin-sign-in-account-address', policy.accountAddress.refuseAfter);
+  const address = window('admin-sign-in-address', policy.address.refuseAfter);
   const accountKey = `admin:${emailKey(input.email.trim())}`;
+  const pairKey = `${accountKey}|${input.ip}`;
   const addressKey = `admin:${input.ip}`;
-  const [byAccount, byAddress] = await Promise.all([
-    deps.limiter.consume(accountKey, [account]),
+  const [byPair, byAddress] = await Promise.all([
+    deps.limiter.consume(pairKey, [pair]),
     deps.limiter.consume(addressKey, [address]),
   ]);
-  const refused = [byAccount, byAddress].find((d) => !d.allowed);
+  const fromHere = byPair.consumed[0] ?? 1;
+  const byAccount =
+    fromHere <= policy.account.perAddress
+      ? await deps.limiter.consume(accountKey, [account])
+      : undefined;
+  const refused = [byPair, byAddress, byAccount].find((d) => d && !d.allowed);
   if (refused)
     throw new LatchkeyError(
       'rate_limited',
       `Too many failed sign-ins; retry after ${refused.retryAfter} s`,
     );
-  const count = byAccount.consumed[0] ?? 1;
+  const count = Math.max(
+    fromHere,
+    byAccount?.consumed[0] ?? (await deps.limiter.peek(accountKey, account)).count,
+  );
   const over = count - 1 - policy.account.slowAfter;
   if (over >= 0) {
     const ms = Math.min((over + 1) * policy.slowStepMs, policy.slowMaxMs);
-    await new Promise((resolve) => setTimeout(resolve, ms));
+    await (policy.wait ?? ((wait) => new Promise((resolve) => setTimeout(resolve, wait))))(ms);
   }
   const row = await findAdminRow(deps.db, input.email);
   dummyHash ??= deps.hasher.hash('latchkey timing equaliser');
@@ -80,6 +90,7 @@ export async function checkAdminPassword(
   }
   await Promise.all([
     deps.limiter.reset(accountKey, account),
+    deps.limiter.reset(pairKey, pair),
     deps.limiter.reward(addressKey, address),
   ]);
   return row;

@@ -1,2 +1,2 @@
 export { createMailer, type Mail, type Mailer, type MailerOptions, readOutbox } from './mailer.js';
-export { accountExistsMail, type LinkPurpose, linkMail } from './templates.js';
+export { accountExistsMail, addressMail, type LinkPurpose, linkMail } from './templates.js';

@@ -4,12 +4,13 @@ import { defaults } from '../../config/defaults.js';
 import { sha256Hex } from '../../crypto/hash.js';
 import { LatchkeyError } from '../../errors/index.js';
 import { type Schema, transact } from '../../storage/index.js';
-import { accountExistsMail, type LinkPurpose, linkMail } from '../email/index.js';
+import { accountExistsMail, addressMail, type LinkPurpose, linkMail } from '../email/index.js';
 import { addressBucket } from '../rate-limit/index.js';
 import { endUserBrowserSessions } from '../sessions/index.js';
 import { dropUnprovenIdentities } from '../social/index.js';
 import { getTenant, type Tenant } from '../tenants/index.js';
 import {
+  allowAddress,
   checkPassword,
   findUserByEmail,
   getUser,
@@ -29,6 +30,7 @@ export async function createEmailToken(
   userId: string,
   purpose: LinkPurpose,
   returnTo: string | null,
+  address: string | null = null,
 ): Promise<string> {
   const value = randomBytes(32).toString('base64url');
   const now = Date.now();
@@ -40,6 +42,7 @@ export async function createEmailToken(
       user_id: userId,
       purpose,
       return_to: returnTo,
+      address,
       created_at: now,
       expires_at: now + defaults.hosted.linkLifetimeMs[purpose],
       used_at: null,
@@ -82,7 +85,7 @@ export async function mailLink(
   deps: Pick<HostedDeps, 'mailer' | 'authUrl'>,
   tenant: Tenant,
   user: User,
-  purpose: LinkPurpose,
+  purpose: Exclude<LinkPurpose, 'address'>,
   token: string,
 ): Promise<void> {
   const path = purpose === 'verify' ? 'verify-email' : 'reset-password';
@@ -99,7 +102,7 @@ export async function sendAccountLink(
   deps: HostedDeps,
   tenant: Tenant,
   user: User,
-  purpose: LinkPurpose,
+  purpose: Exclude<LinkPurpose, 'address'>,
 ): Promise<boolean> {
   if (!(await withinLimit(deps, 'mailPerRecipient', user.id))) return false;
   const token = await createEmailToken(deps.db, tenant.id, user.id, purpose, null);
@@ -112,7 +115,7 @@ async function sendEmailLink(
   deps: HostedDeps,
   h: HostedRequest,
   user: User,
-  purpose: LinkPurpose,
+  purpose: Exclude<LinkPurpose, 'address'>,
 ): Promise<void> {
   const token = await createEmailToken(deps.db, h.tenant.id, user.id, purpose, returnToOf(h));
   await mailLink(deps, h.tenant, user, purpose, token);
@@ -182,11 +185,48 @@ export async function openEmailLink(
   deps: Pick<HostedDeps, 'db'>,
   token: string,
   purpose: LinkPurpose,
-): Promise<{ tenant: Tenant; user: User } | undefined> {
+): Promise<{ tenant: Tenant; user: User; address: string | null } | undefined> {
   const row = token ? await peekEmailToken(deps.db, token, purpose) : undefined;
   if (!row) return undefined;
   const tenant = await getTenant(deps.db, row.tenant_id);
-  return { tenant, user: await getUser(deps.db, row.tenant_id, row.user_id) };
+  const user = await getUser(deps.db, row.tenant_id, row.user_id);
+  return { tenant, user, address: row.address };
+}
+
+/**
+ * Asks the owner of `user` to confirm a new address (a client address bucket) that their
+ * password came from while many sign-ins on the account fail from elsewhere: a one-time
+ * link, within the per-recipient mail limit (so the attacker cannot flood the mailbox).
+ */
+export async function mailAddressConfirmation(
+  deps: Pick<HostedDeps, 'db' | 'mailer' | 'authUrl' | 'limiter'>,
+  tenant: Tenant,
+  user: User,
+  address: string,
+  returnTo: string | null,
+): Promise<void> {
+  if (!(await withinLimit(deps, 'mailPerRecipient', user.id))) return;
+  const token = await createEmailToken(deps.db, tenant.id, user.id, 'address', returnTo, address);
+  const link = `${deps.authUrl}/confirm-address?token=${token}`;
+  await deps.mailer.send({
+    tenantId: tenant.id,
+    to: user.email,
+    ...addressMail(tenant.name, address, link),
+  });
+}
+
+/**
+ * The owner's confirmation of a new address, through its link (used once): from now on that
+ * address signs in to the account as the owner's known addresses do.
+ */
+export async function confirmAddress(deps: HostedDeps, token: string): Promise<LinkOutcome> {
+  const row = await transact(deps.db, deps.bus, async (tx) =>
+    token ? await useEmailToken(tx.db, token, 'address') : undefined,
+  );
+  if (!row?.address) return { ok: false };
+  const user = await getUser(deps.db, row.tenant_id, row.user_id);
+  await allowAddress(deps, row.tenant_id, user.email, row.address);
+  return { ok: true, tenant: await getTenant(deps.db, row.tenant_id), returnTo: row.return_to };
 }
 
 export type LinkOutcome =

@@ -1,7 +1,9 @@
 export type { HostedDeps } from './deps.js';
 export {
   completePasswordReset,
+  confirmAddress,
   type LinkOutcome,
+  mailAddressConfirmation,
   openEmailLink,
   requestPasswordReset,
   sendAccountLink,

@@ -181,7 +181,7 @@ export async function signInWithPassword(
 ): Promise<BrowserSignIn | Unverified> {
   let user: User;
   try {
-    user = await verifyCredentials(deps, h.tenant, input);
+    user = await verifyCredentials(deps, h.tenant, { ...input, returnTo: returnToOf(h) });
   } catch (error) {
     if (!(error instanceof LatchkeyError && error.code === 'email_not_verified')) throw error;
     return { unverified: true, resent: await resendVerification(deps, h, input.email, input.ip) };

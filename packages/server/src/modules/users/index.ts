@@ -1,6 +1,11 @@
 export { emailKey, isValidEmail } from './email.js';
 export { createPasswordHasher, type PasswordHasher } from './password.js';
-export { type SignInDeps, type SignInPolicy, verifyCredentials } from './sign-in.service.js';
+export {
+  allowAddress,
+  type SignInDeps,
+  type SignInPolicy,
+  verifyCredentials,
+} from './sign-in.service.js';
 export {
   applyUserUpdate,
   deleteUser,

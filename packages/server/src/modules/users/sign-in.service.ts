@@ -25,6 +25,14 @@ export interface SignInDeps {
   hasher: PasswordHasher;
   limiter: RateLimitService;
   policy: SignInPolicy;
+  /**
+   * Asks for proof: mails the owner of `user` a link that lets `address` (a client address
+   * bucket) sign in, and then goes on to `returnTo`. Called when the right password comes
+   * from a new address while many addresses fail on the account; it returns at once (the
+   * mail goes out after the answer, whose time must not differ from a wrong password's).
+   * Absent: nothing is sent.
+   */
+  confirmAddress?: (tenant: Tenant, user: User, address: string, returnTo: string | null) => void;
 }
 
 let dummyHash: Promise<string> | undefined;
@@ -33,52 +41,74 @@ function invalidCredentials(): LatchkeyError {
   return new LatchkeyError('invalid_credentials', 'The e-mail address or the password is wrong');
 }
 
+/** The same answer whether or not the password was right: it tells an attacker nothing. */
+function confirmationRequired(): LatchkeyError {
+  return new LatchkeyError(
+    'confirmation_required',
+    'Many sign-ins on this account failed from elsewhere, so a new address must be confirmed: if the password was right, a link went to the e-mail address of the account; open it, then sign in again',
+  );
+}
+
 const sleepFor = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+const accountKeyOf = (tenantId: string, email: string) => `${tenantId}:${emailKey(email.trim())}`;
+const pairKeyOf = (accountKey: string, bucket: string | undefined) =>
+  `${accountKey}|${bucket ?? 'unknown'}`;
 
 /**
  * Checks an e-mail and password. An unknown address costs the same argon2 work as a
  * wrong password and gets the same answer.
  *
  * Attempts are counted *before* any work, atomically, so that parallel guesses cannot all
- * slip under a limit (README "Sign-in failures"): per account, per account and client
- * address, and per client address. Past a threshold an account's attempts are slowed and
- * then refused, except from the addresses its owner has signed in from: failures others
- * pile on an account never lock its owner out of it. A success clears the account's counts
- * and gives the address its attempt back.
+ * slip under a limit (README "Sign-in failures"): per account and client address, per
+ * client address, and per account. One address is refused by the first two (429), and
+ * adds at most `perAddress` to the account's count, so that it alone can never hold the
+ * account's owner out. Past `challengeAfter` on the account (failures from many addresses
+ * at once), an address the owner has never signed in from is asked for proof: right
+ * password or not, the answer is `confirmation_required`, and when it was right the owner
+ * gets a mailed link that lets that address in (`confirmAddress`). A success makes the
+ * address known, clears its count on the account (and the account's, unless it is under
+ * such an attack) and gives the address its attempt back.
  */
 export async function verifyCredentials(
   deps: SignInDeps,
   tenant: Tenant,
-  input: { email: string; password: string; ip: string | undefined },
+  input: { email: string; password: string; ip: string | undefined; returnTo?: string | null },
 ): Promise<User> {
   const { policy } = deps;
   const w = windowsOf(policy);
-  const key = emailKey(input.email.trim());
-  const accountKey = `${tenant.id}:${key}`;
+  const accountKey = accountKeyOf(tenant.id, input.email);
   const bucket = input.ip === undefined ? undefined : addressBucket(input.ip);
-  const pairKey = `${accountKey}|${bucket ?? 'unknown'}`;
+  const pairKey = pairKeyOf(accountKey, bucket);
   const addressKey = bucket === undefined ? undefined : `${tenant.id}:${bucket}`;
-  const [account, pair, address, known] = await Promise.all([
-    deps.limiter.consume(accountKey, [w.account]),
+  const [pair, address, known] = await Promise.all([
     deps.limiter.consume(pairKey, [w.pair]),
     addressKey === undefined ? undefined : deps.limiter.consume(addressKey, [w.address]),
     bucket === undefined ? false : deps.limiter.peek(pairKey, w.known).then((p) => p.count > 0),
   ]);
-  const refused = [pair, address, known ? undefined : account].find((d) => d && !d.allowed);
+  const refused = [pair, address].find((d) => d && !d.allowed);
   if (refused) {
     throw rateLimited(refused, `Too many failed sign-ins; retry after ${refused.retryAfter} s`);
   }
-  const earlier = (account.consumed[0] ?? 1) - 1;
-  const over = earlier - policy.account.slowAfter;
+  // Without the client's address every attempt may come from anywhere: each one counts.
+  const pairCount = pair.consumed[0] ?? 1;
+  const accountCount =
+    bucket === undefined || pairCount <= policy.account.perAddress
+      ? ((await deps.limiter.consume(accountKey, [w.account])).consumed[0] ?? 1)
+      : (await deps.limiter.peek(accountKey, w.account)).count;
+  const challenged = !known && accountCount > policy.account.challengeAfter;
+  // Slowed by the failures before it: the account's, or this address's own on it.
+  const attempts = Math.max(accountCount, pairCount);
+  const over = attempts - 1 - policy.account.slowAfter;
   if (over >= 0 && !known)
     await (policy.wait ?? sleepFor)(Math.min((over + 1) * policy.slowStepMs, policy.slowMaxMs));
 
-  const row = await findUserByEmailKey(deps.db, tenant.id, key);
+  const row = await findUserByEmailKey(deps.db, tenant.id, emailKey(input.email.trim()));
   dummyHash ??= deps.hasher.hash('latchkey timing equaliser');
   const ok = await deps.hasher.verify(row?.password_hash ?? (await dummyHash), input.password);
   if (!row?.password_hash || !ok) {
     // A burst of failures on one account goes to the audit log once, as it starts to slow.
-    if (account.consumed[0] === policy.account.slowAfter) {
+    if (attempts === policy.account.slowAfter) {
       await recordAudit(deps.db, {
         tenantId: tenant.id,
         userId: row?.id,
@@ -90,10 +120,20 @@ export async function verifyCredentials(
         },
       });
     }
-    throw invalidCredentials();
+    throw challenged ? confirmationRequired() : invalidCredentials();
+  }
+  if (challenged) {
+    // The right password from a new address, while the account is under attack: its owner
+    // decides. The counts stay; nothing else is told.
+    if (bucket !== undefined && row.disabled_at === null)
+      deps.confirmAddress?.(tenant, toUser(row), bucket, input.returnTo ?? null);
+    throw confirmationRequired();
   }
   await Promise.all([
-    deps.limiter.reset(accountKey, w.account),
+    // Under attack from many addresses the account's count stays, owner signed in or not.
+    accountCount > policy.account.challengeAfter
+      ? undefined
+      : deps.limiter.reset(accountKey, w.account),
     deps.limiter.reset(pairKey, w.pair),
     addressKey === undefined ? undefined : deps.limiter.reward(addressKey, w.address),
     bucket === undefined ? undefined : deps.limiter.penalty(pairKey, w.known),
@@ -105,13 +145,24 @@ export async function verifyCredentials(
   return toUser(row);
 }
 
+/**
+ * Lets `address` (a client address bucket) sign in to the account of `email` as its owner's
+ * known addresses do, past an account-wide challenge: its owner confirmed it from the mail.
+ */
+export async function allowAddress(
+  deps: Pick<SignInDeps, 'limiter' | 'policy'>,
+  tenantId: string,
+  email: string,
+  address: string,
+): Promise<void> {
+  const pairKey = pairKeyOf(accountKeyOf(tenantId, email), address);
+  await deps.limiter.penalty(pairKey, windowsOf(deps.policy).known);
+}
+
 function windowsOf(policy: SignInPolicy): Record<'account' | 'pair' | 'address' | 'known', Window> {
   return {
-    account: {
-      name: 'sign-in-account',
-      quota: policy.account.refuseAfter,
-      seconds: policy.windowSeconds,
-    },
+    // Never refuses by itself: its count decides the challenge (the quota is out of reach).
+    account: { name: 'sign-in-account', quota: 1_000_000, seconds: policy.windowSeconds },
     pair: {
       name: 'sign-in-account-address',
       quota: policy.accountAddress.refuseAfter,

@@ -11,6 +11,7 @@ import { emailDomainKeys } from './008-email-domain-keys.js';
 import { hostedSessionBinding } from './009-hosted-session-binding.js';
 import { hostedSessionLookups } from './010-hosted-session-lookups.js';
 import { masterSecret } from './011-master-secret.js';
+import { addressLinks } from './012-address-links.js';
 
 /** One ordered set of migrations serves SQLite and PostgreSQL alike. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -25,6 +26,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '009-hosted-session-binding': hostedSessionBinding,
   '010-hosted-session-lookups': hostedSessionLookups,
   '011-master-secret': masterSecret,
+  '012-address-links': addressLinks,
 };
 
 /**
