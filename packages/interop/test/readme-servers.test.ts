@@ -1,7 +1,8 @@
 /**
  * The README's "Check tokens on your server" set-ups, run as written: the README quotes
- * snippets/express.ts and snippets/fastify.ts verbatim (checked here), and these tests start
- * each one against the real server with its configuration in the environment.
+ * snippets/express.ts, fastify.ts and hono.ts verbatim (checked here), and these tests run
+ * each one against the real server with its configuration in the environment (Express and
+ * Fastify listening on loopback, Hono through its own fetch entry point, `app.request`).
  */
 import { readFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
@@ -10,7 +11,7 @@ import { updateTenant } from '../../server/src/modules/tenants/index.js';
 import type { TestApp, TestTenant } from '../../server/test/support.js';
 import { audienceOf, issuerOf, signIn, startLatchkey, type Tokens } from './latchkey.js';
 
-const SNIPPETS = ['express', 'fastify'] as const;
+const SNIPPETS = ['express', 'fastify', 'hono'] as const;
 
 let latchkey: TestApp;
 let t: TestTenant;
@@ -34,36 +35,43 @@ it.each(SNIPPETS)('the README quotes snippets/%s.ts verbatim', async (name) => {
   expect(section).toContain(`\`\`\`ts\n${snippet}\`\`\``);
 });
 
-/** Starts the snippet's app on a loopback port. */
-async function serve(
-  name: (typeof SNIPPETS)[number],
-): Promise<{ url: string; close(): Promise<void> }> {
+/** A running snippet app: GET /api/me with these headers, and how to stop it. */
+interface Served {
+  me(headers: Record<string, string>): Promise<Response>;
+  close(): Promise<void>;
+}
+
+/** Starts the snippet's app (on a loopback port, where it listens itself). */
+async function serve(name: (typeof SNIPPETS)[number]): Promise<Served> {
+  const over = (url: string) => (headers: Record<string, string>) =>
+    fetch(`${url}/api/me`, { headers });
   if (name === 'express') {
     const { app } = await import('../snippets/express.js');
     const server = app.listen(0, '127.0.0.1');
     await new Promise((resolve) => server.once('listening', resolve));
     const { port } = server.address() as AddressInfo;
     return {
-      url: `http://127.0.0.1:${port}`,
+      me: over(`http://127.0.0.1:${port}`),
       close: () => new Promise((resolve) => server.close(() => resolve())),
     };
   }
+  if (name === 'hono') {
+    const { app } = await import('../snippets/hono.js');
+    return { me: async (headers) => app.request('/api/me', { headers }), close: async () => {} };
+  }
   const { app } = await import('../snippets/fastify.js');
-  const url = await app.listen({ port: 0, host: '127.0.0.1' });
-  return { url, close: () => app.close() };
+  return { me: over(await app.listen({ port: 0, host: '127.0.0.1' })), close: () => app.close() };
 }
 
 describe.each(SNIPPETS)('the README %s set-up against the real server', (name) => {
-  let url: string;
-  let close: () => Promise<void>;
+  let served: Served;
 
   beforeAll(async () => {
-    ({ url, close } = await serve(name));
+    served = await serve(name);
   });
-  afterAll(() => close());
+  afterAll(() => served.close());
 
-  const me = (token?: string) =>
-    fetch(`${url}/api/me`, token ? { headers: { authorization: `Bearer ${token}` } } : {});
+  const me = (token?: string) => served.me(token ? { authorization: `Bearer ${token}` } : {});
 
   it("accepts the tenant's token", async () => {
     const res = await me(ada.accessToken);
@@ -92,4 +100,20 @@ describe.each(SNIPPETS)('the README %s set-up against the real server', (name) =
       await setAudience(null);
     }
   });
+});
+
+it("Hono's jwk middleware refuses Latchkey's tokens unless told typ 'at+jwt' (why the README says it)", async () => {
+  const { Hono } = await import('hono');
+  const { jwk } = await import('hono/jwk');
+  const strict = new Hono();
+  strict.use(
+    '/api/*',
+    jwk({ jwks_uri: `${issuerOf(latchkey, t)}/.well-known/jwks.json`, alg: ['RS256'] }),
+  );
+  strict.get('/api/me', (c) => c.text('ok'));
+  const res = await strict.request('/api/me', {
+    headers: { authorization: `Bearer ${ada.accessToken}` },
+  });
+  expect(res.status).toBe(401);
+  expect(res.headers.get('www-authenticate')).toContain('invalid_token');
 });
