@@ -295,7 +295,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   let closing = false;
   app.addHook('preClose', async () => {
     closing = true;
-    await connections?.drain(Date.now() + defaults.timeouts.drainMs);
+    const { drainMs, drainFirstRequestMs } = defaults.timeouts;
+    await connections?.drain(Date.now() + drainMs, drainFirstRequestMs);
   });
   // Hooks that run on every request take a callback: an async hook costs a promise each.
   app.addHook('onRequest', (request, reply, done) => {

@@ -230,4 +230,47 @@ describe('admin sign-in failures (default policy, addresses through TRUST_PROXY)
     expect(signedIn.status).toBe(303);
     expect(signedIn.location).toBe('/admin/tenants');
   });
+
+  it('failures from many addresses hold every new address, past its share too; a /64 is one address', async () => {
+    const admin = email('ops');
+    await createAdmin(
+      { db: app.ctx.database.db, hasher: app.ctx.hasher },
+      { email: admin, password: ADMIN_PASSWORD, superuser: true, tenantIds: [] },
+    );
+    const attempt = async (ip: string, password: string) => {
+      const client = new AdminClient(app);
+      await client.get('/admin/sign-in');
+      const res = await client.post(
+        '/admin/sign-in',
+        { email: admin, password, next: '/admin/tenants' },
+        { 'x-forwarded-for': ip },
+      );
+      return res.status;
+    };
+    for (let n = 0; n < account.challengeAfter; n++)
+      expect(await attempt(`203.0.113.${1 + Math.floor(n / account.perAddress)}`, 'nope')).toBe(
+        401,
+      );
+    // A new address, again and again, past the part of its attempts the account counts.
+    for (let n = 0; n < account.perAddress + 2; n++)
+      expect(await attempt('198.51.100.77', ADMIN_PASSWORD)).toBe(429);
+    // Addresses of one IPv6 /64 are one address.
+    const other = email('ops');
+    await createAdmin(
+      { db: app.ctx.database.db, hasher: app.ctx.hasher },
+      { email: other, password: ADMIN_PASSWORD, superuser: true, tenantIds: [] },
+    );
+    const statuses: number[] = [];
+    for (let n = 1; n <= accountAddress.refuseAfter + 1; n++) {
+      const client = new AdminClient(app);
+      await client.get('/admin/sign-in');
+      const res = await client.post(
+        '/admin/sign-in',
+        { email: other, password: 'nope', next: '/admin/tenants' },
+        { 'x-forwarded-for': `2001:db8:5:6::${n.toString(16)}` },
+      );
+      statuses.push(res.status);
+    }
+    expect(statuses.at(-1)).toBe(429);
+  });
 });

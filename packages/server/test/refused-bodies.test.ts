@@ -89,6 +89,35 @@ describe('a body over the limit, sent without Expect: 100-continue', () => {
     expect(answer).toContain('payload_too_large');
   });
 
+  it('does not run a request pipelined after the refused body', async () => {
+    const address = email();
+    const body = JSON.stringify({ email: address, password: 'correct horse battery staple' });
+    const socket = connect(Number(new URL(app.url).port), '127.0.0.1');
+    const received: Buffer[] = [];
+    socket.on('data', (chunk) => received.push(chunk));
+    const closed = new Promise<string | undefined>((resolve) => {
+      socket.on('error', (error: NodeJS.ErrnoException) => resolve(error.code));
+      socket.on('close', () => resolve(undefined));
+    });
+    const head = (length: number) =>
+      `POST /v1/auth/sign-up HTTP/1.1\r\nHost: 127.0.0.1\r\n` +
+      `Authorization: Bearer ${t.secretKey}\r\nContent-Type: application/json\r\n` +
+      `Content-Length: ${length}\r\n\r\n`;
+    const big = 2 * defaults.bodyLimit;
+    socket.write(head(big));
+    socket.write(Buffer.alloc(big, 'x'));
+    socket.end(head(Buffer.byteLength(body)) + body);
+    expect(await closed).toBeUndefined();
+    const answers = Buffer.concat(received)
+      .toString()
+      .split(/(?=HTTP\/1\.1 )/);
+    expect(answers).toHaveLength(1);
+    expect(answers[0]).toMatch(/^HTTP\/1\.1 413 /);
+    // Had it run, this address would be taken (its sign-up began before this one).
+    const after = await postJson(app, '/v1/auth/sign-up', t.secretKey, JSON.parse(body));
+    expect(after.status).toBe(201);
+  });
+
   it('stops reading a body that never ends, after its bound', async () => {
     const socket = connect(Number(new URL(app.url).port), '127.0.0.1');
     const received: Buffer[] = [];

@@ -84,13 +84,42 @@ describe.each(DIALECTS)('shutdown on %s', (dialect) => {
     expect(app.app.server.listening).toBe(false);
     await app.dispose();
 
-    // The answer arrives whole, says it is the last, and the connection closes cleanly.
+    // The answer arrives whole, says it is the last, and the connection closes cleanly; the
+    // request pipelined behind it is not answered on a closing connection, nor is it an error.
     expect(error).toBeUndefined();
+    expect(app.logs.text()).not.toMatch(/"level":50/);
     const responses = text.split(/(?=HTTP\/1\.1 )/).filter((r) => !r.startsWith('HTTP/1.1 100'));
     expect(responses).toHaveLength(1);
     expect(responses[0]).toMatch(/^HTTP\/1\.1 201 /);
     expect(responses[0]).toMatch(/\r\nconnection: close\r\n/i);
     expect(JSON.parse(responses[0]?.split('\r\n\r\n')[1] ?? '{}')).toHaveProperty('userId');
+  });
+});
+
+describe('shutdown and a connection made before it, whose request comes after', () => {
+  it('answers that request 503, as the last of its connection, instead of resetting it', async () => {
+    const app = await startApp('sqlite');
+    const early = connect(Number(new URL(app.url).port), '127.0.0.1');
+    const received = readAll(early);
+    await new Promise((resolve) => early.once('connect', resolve));
+    // node:http has taken the connection (it counts it) before the shutdown begins.
+    await eventually(
+      async () =>
+        (await new Promise<number>((resolve) =>
+          app.app.server.getConnections((_e, n) => resolve(n)),
+        )) > 0 || undefined,
+    );
+    const closed = app.close();
+    // The client is slow: its request comes a little after the shutdown began.
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    early.write('GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
+    const { text, error } = await received;
+    await closed;
+    await app.dispose();
+    expect(error).toBeUndefined();
+    expect(text).toMatch(/^HTTP\/1\.1 503 /);
+    expect(text).toMatch(/\r\nconnection: close\r\n/i);
+    expect(text).toContain('service_unavailable');
   });
 });
 

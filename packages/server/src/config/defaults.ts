@@ -245,10 +245,13 @@ export const defaults = {
     readinessMs: 800,
     /**
      * SIGTERM/SIGINT: requests in flight get `drainMs` to be answered (each answer the last
-     * of its connection), and the process exits after `shutdownMs` whatever still hangs.
-     * The drain stays under Fastify's 10 s limit for a close hook.
+     * of its connection), a connection taken but without a request yet gets
+     * `drainFirstRequestMs` to send one (answered 503), and by `drainMs` every connection is
+     * closed; the process exits after `shutdownMs` whatever still hangs. The drain stays
+     * under Fastify's 10 s limit for a close hook.
      */
     drainMs: 8_000,
+    drainFirstRequestMs: 1_000,
     shutdownMs: 10_000,
   },
   /**

@@ -4,7 +4,7 @@ import { defaults } from '../../config/defaults.js';
 import { LatchkeyError } from '../../errors/index.js';
 import type { Schema } from '../../storage/index.js';
 import { recordAudit } from '../audit/index.js';
-import type { RateLimitService, Window } from '../rate-limit/index.js';
+import { addressBucket, type RateLimitService, type Window } from '../rate-limit/index.js';
 import { emailKey, type PasswordHasher, type SignInPolicy } from '../users/index.js';
 import { type Admin, findAdminRow, toAdmin } from './accounts.service.js';
 
@@ -49,27 +49,30 @@ export async function checkAdminPassword(
   const pair = window('admin-sign-in-account-address', policy.accountAddress.refuseAfter);
   const address = window('admin-sign-in-address', policy.address.refuseAfter);
   const accountKey = `admin:${emailKey(input.email.trim())}`;
-  const pairKey = `${accountKey}|${input.ip}`;
-  const addressKey = `admin:${input.ip}`;
+  const bucket = addressBucket(input.ip);
+  const pairKey = `${accountKey}|${bucket}`;
+  const addressKey = `admin:${bucket}`;
   const [byPair, byAddress] = await Promise.all([
     deps.limiter.consume(pairKey, [pair]),
     deps.limiter.consume(addressKey, [address]),
   ]);
   const fromHere = byPair.consumed[0] ?? 1;
-  const byAccount =
+  // Past its share an address adds nothing to the account's count, but is held to it.
+  const onAccount =
     fromHere <= policy.account.perAddress
       ? await deps.limiter.consume(accountKey, [account])
-      : undefined;
-  const refused = [byPair, byAddress, byAccount].find((d) => d && !d.allowed);
+      : await deps.limiter.peek(accountKey, account).then((p) => ({
+          allowed: p.count <= account.quota,
+          retryAfter: p.retryAfter,
+          consumed: [p.count],
+        }));
+  const refused = [byPair, byAddress, onAccount].find((d) => !d.allowed);
   if (refused)
     throw new LatchkeyError(
       'rate_limited',
       `Too many failed sign-ins; retry after ${refused.retryAfter} s`,
     );
-  const count = Math.max(
-    fromHere,
-    byAccount?.consumed[0] ?? (await deps.limiter.peek(accountKey, account)).count,
-  );
+  const count = Math.max(fromHere, onAccount.consumed[0] ?? 1);
   const over = count - 1 - policy.account.slowAfter;
   if (over >= 0) {
     const ms = Math.min((over + 1) * policy.slowStepMs, policy.slowMaxMs);
