@@ -12,13 +12,16 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config/config.js';
+import { SecretBox } from '../src/crypto/secret-box.js';
 import { openMasterSecret } from '../src/modules/master-secret/index.js';
+import { SigningKeys } from '../src/modules/sessions/index.js';
 import { providerCredentials } from '../src/modules/social/index.js';
 import { openDatabase } from '../src/storage/index.js';
 import { DIALECTS, freePort, freshDatabaseUrl, SECRET } from './support.js';
 
 const MAIN = fileURLToPath(new URL('../dist/latchkey.mjs', import.meta.url));
 const OTHER = 'another-secret-0123456789abcdefghijklmnopqrstuvwxyz';
+const THIRD = 'a-third-secret-0123456789abcdefghijklmnopqrstuvwxyz';
 const run = promisify(execFile);
 
 interface Result {
@@ -135,6 +138,61 @@ describe.each(DIALECTS)('the master secret on %s', (dialect) => {
     expect(await serve({ DATABASE_URL: url, LATCHKEY_SECRET: SECRET })).toBe('started');
   });
 
+  it('rotating a secret that lives only in the environment needs the new one given first', async () => {
+    const before = await sealed(url);
+    const env = { DATABASE_URL: url, LATCHKEY_SECRET: SECRET };
+    const refused = await latchkey(['secret', 'rotate'], env);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('Set LATCHKEY_NEW_SECRET');
+    const short = await latchkey(['secret', 'rotate'], { ...env, LATCHKEY_NEW_SECRET: 'short' });
+    expect(short.stderr).toContain('LATCHKEY_NEW_SECRET must be at least 32 characters');
+    const wrong = await latchkey(['secret', 'rotate'], {
+      DATABASE_URL: url,
+      LATCHKEY_SECRET: OTHER,
+      LATCHKEY_NEW_SECRET: THIRD,
+    });
+    expect(wrong.code).toBe(1);
+    expect(wrong.stderr).toContain('nothing was changed');
+    expect(await sealed(url)).toEqual(before);
+  });
+
+  it('a database an older version sealed with two secrets: refused, then mended by a rotation', async () => {
+    // What a start with another secret could leave before Latchkey refused it: a key
+    // sealed with that secret beside the others, and no check value.
+    const database = openDatabase(url);
+    await database.db.deleteFrom('master_secret').execute();
+    await new SigningKeys(database.db, new SecretBox(OTHER)).rotate(tenantId, 600, 0);
+    await database.close();
+    expectRefused(
+      await serve({ DATABASE_URL: url, LATCHKEY_SECRET: SECRET }),
+      'LATCHKEY_PREVIOUS_SECRET',
+    );
+    expectRefused(await serve({ DATABASE_URL: url, LATCHKEY_SECRET: OTHER }), 'signing keys');
+    const alone = await latchkey(['secret', 'rotate'], {
+      DATABASE_URL: url,
+      LATCHKEY_SECRET: SECRET,
+      LATCHKEY_NEW_SECRET: THIRD,
+    });
+    expect(alone.code).toBe(1);
+    expect(alone.stderr).toContain('nothing was changed');
+    const mended = await latchkey(['secret', 'rotate', '--json'], {
+      DATABASE_URL: url,
+      LATCHKEY_SECRET: SECRET,
+      LATCHKEY_PREVIOUS_SECRET: OTHER,
+      LATCHKEY_NEW_SECRET: THIRD,
+    });
+    expect(mended.code, mended.stderr).toBe(0);
+    expect(JSON.parse(mended.stdout).resealed['signing keys']).toBe(2);
+    expect(await serve({ DATABASE_URL: url, LATCHKEY_SECRET: THIRD })).toBe('started');
+    // Back to the suite's secret.
+    const back = await latchkey(['secret', 'rotate'], {
+      DATABASE_URL: url,
+      LATCHKEY_SECRET: THIRD,
+      LATCHKEY_NEW_SECRET: SECRET,
+    });
+    expect(back.code, back.stderr).toBe(0);
+  });
+
   it('a database from before the check: each sealed value must open, then the check is written', async () => {
     const database = openDatabase(url);
     await database.db.deleteFrom('master_secret').execute();
@@ -154,14 +212,15 @@ describe.each(DIALECTS)('the master secret on %s', (dialect) => {
       LATCHKEY_NEW_SECRET: OTHER,
     });
     expect(rotated.code, rotated.stderr).toBe(0);
+    // Every value: the tenant's signing keys and its one provider secret.
     expect(JSON.parse(rotated.stdout)).toEqual({
-      resealed: { 'signing keys': 1, 'provider secrets': 1 },
+      resealed: { 'signing keys': before.length - 1, 'provider secrets': 1 },
       file: null,
-      // Given by the operator: never printed.
-      secret: null,
     });
+    // Given by the operator, never printed.
+    expect(rotated.stdout).not.toContain(OTHER);
     const after = await sealed(url);
-    expect(after).toHaveLength(2);
+    expect(after).toHaveLength(before.length);
     for (const [i, value] of after.entries()) expect(value).not.toBe(before[i]);
     expectRefused(await serve(env), 'LATCHKEY_SECRET');
     expect(await serve({ DATABASE_URL: url, LATCHKEY_SECRET: OTHER })).toBe('started');
@@ -185,7 +244,7 @@ describe.each(DIALECTS)('the master secret on %s', (dialect) => {
     });
     expect(back.code, back.stderr).toBe(0);
     expect(back.stdout).toContain(
-      'Sealed again under the new master secret: 1 signing keys, 1 provider secrets.',
+      `Sealed again under the new master secret: ${before.length - 1} signing keys, 1 provider secrets.`,
     );
     expect(back.stdout).toContain('Set LATCHKEY_SECRET to the new secret on every instance');
   });
@@ -231,7 +290,7 @@ describe('the generated secret file (no LATCHKEY_SECRET)', () => {
     const rotated = await latchkey(['secret', 'rotate'], env);
     expect(rotated.code, rotated.stderr).toBe(0);
     expect(rotated.stdout).toContain(`The new secret is in ${file}.`);
-    expect(rotated.stdout).not.toContain('shown only now');
+    expect(existsSync(`${file}.next`)).toBe(false);
     const now = readFileSync(file, 'utf8').trim();
     expect(now).not.toBe(old);
     expect(now.length).toBeGreaterThanOrEqual(32);

@@ -37,8 +37,9 @@ usage:
   latchkey admin create --email E [--password P] [--superuser | --tenant ID]... [--json]
                         (no --password: one is generated and printed once)
   latchkey admin list [--json] | delete --email E | reset-password --email E [--password P]
-  latchkey secret rotate   (instances stopped; the new secret from LATCHKEY_NEW_SECRET, or
-                           generated: written to the secret file, or printed once)
+  latchkey secret rotate [--json]   (instances stopped; the new secret from LATCHKEY_NEW_SECRET,
+                           or generated into the data folder's secret file when that holds the
+                           current one; LATCHKEY_PREVIOUS_SECRET also opens older values)
 
 Configuration comes from the environment: PORT, PUBLIC_URL, DATABASE_URL, REDIS_URL,
 LATCHKEY_SECRET, SMTP_URL, TRUST_PROXY, LATCHKEY_PROVIDER_ENDPOINTS.`;
@@ -140,11 +141,20 @@ export async function runCli(
         await withDatabase(config, output, (database) => signingKeyCommand(database, args, output));
         if (args[0] === 'revoke') await tellInstances(config, output);
         return 0;
-      case 'secret':
-        await withDatabase(config, output, (database) =>
-          secretCommand(config, database, args, output, env.LATCHKEY_NEW_SECRET || undefined),
-        );
+      case 'secret': {
+        // Its own check: the current secret, and a previous one, must open what is sealed.
+        const database = openDatabase(config.databaseUrl, { poolSize: 2 });
+        try {
+          if (database.dialect === 'sqlite') await migrateToLatest(database.db as never);
+          await secretCommand(config, database, args, output, {
+            next: env.LATCHKEY_NEW_SECRET || undefined,
+            previous: env.LATCHKEY_PREVIOUS_SECRET || undefined,
+          });
+        } finally {
+          await database.close();
+        }
         return 0;
+      }
       default:
         throw new UsageError(`unknown command "${command}"\n\n${USAGE}`);
     }

@@ -1,12 +1,15 @@
 import { randomBytes } from 'node:crypto';
 import {
   chmodSync,
+  closeSync,
   existsSync,
+  fsyncSync,
   mkdirSync,
+  openSync,
   readFileSync,
   renameSync,
   rmSync,
-  writeFileSync,
+  writeSync,
 } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { defaults } from './defaults.js';
@@ -125,15 +128,21 @@ function loadSecret(
 }
 
 /**
- * Writes a master secret to its file (owner-only): a new one once the database has agreed
- * to it (never over an existing file), or a rotated one in place of the old (`replace`,
- * through a rename, so that the file never holds half of either).
+ * Writes a master secret to its file (owner-only, on disk before it returns): a new one
+ * once nothing else holds it (never over an existing file), or in place of another
+ * (`replace`, through a rename, so that the file never holds half of either).
  */
 export function writeSecretFile(path: string, secret: string, { replace = false } = {}): void {
   mkdirSync(dirname(path), { recursive: true });
   const target = replace ? `${path}.new` : path;
   if (replace) rmSync(target, { force: true });
-  writeFileSync(target, `${secret}\n`, { mode: 0o600, flag: 'wx' });
+  const fd = openSync(target, 'wx', 0o600);
+  try {
+    writeSync(fd, `${secret}\n`);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
   chmodSync(target, 0o600);
   if (replace) renameSync(target, path);
 }
