@@ -159,6 +159,71 @@ describe.each(DIALECTS)('sign-in failures on %s (default policy)', (dialect) => 
     expect((await confirm()).status).toBe(400);
   });
 
+  /** A form of the hosted pages, filled and sent: GET for its CSRF token, then POST. */
+  async function sendForm(path: string, fields: Record<string, string>): Promise<Response> {
+    const page = await app.request(path);
+    const cookie = page.headers
+      .getSetCookie()
+      .map((c) => c.split(';')[0])
+      .join('; ');
+    const csrf = /name="_csrf" value="([^"]+)"/.exec(await page.text())?.[1] as string;
+    return app.request(path, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', cookie },
+      body: new URLSearchParams({ _csrf: csrf, ...fields }),
+    });
+  }
+
+  const linkOf = (body: string | undefined, path: string) =>
+    new RegExp(`${path}\\?token=([A-Za-z0-9_-]+)`).exec(body ?? '')?.[1] as string;
+
+  it("the owner's proof cannot be worn out: resets others ask for, retries, an old link", async () => {
+    const owner = await newUser();
+    await failFromMany(owner, '198.18.0');
+    // Anyone may ask for password resets: they use up the reset mails, not this one's.
+    for (let i = 0; i < 3; i++)
+      expect((await sendForm(`/forgot-password?${query()}`, { email: owner })).status).toBe(200);
+    await eventually(async () => ((await mailsTo(owner)).length >= 3 ? true : undefined));
+    const resets = await mailsTo(owner);
+    // The owner tries again and again from their new address before reading the mail.
+    for (let i = 0; i < accountAddress.refuseAfter; i++)
+      expect((await restSignIn(owner, PASSWORD, '198.51.100.60')).status).toBe(403);
+    const { addressMailPerRecipient } = defaults.hosted.limits;
+    const links = await eventually(async () => {
+      const sent = (await mailsTo(owner)).slice(0, -resets.length);
+      return sent.length === addressMailPerRecipient.quota
+        ? sent.map((m) => linkOf(m.body, 'confirm-address'))
+        : undefined;
+    });
+    const [first, second] = links as [string, string];
+    expect((await app.request(`/confirm-address?token=${first}`)).status).toBe(200);
+    expect((await sendForm(`/confirm-address?token=${first}`, { token: first })).status).toBe(200);
+    // Its tries while it waited no longer count against it.
+    expect((await restSignIn(owner, PASSWORD, '198.51.100.60')).status).toBe(200);
+
+    // A link still unused when the password changes dies with the old password, even on a
+    // page opened before.
+    const page = await app.request(`/confirm-address?token=${second}`);
+    const cookie = page.headers
+      .getSetCookie()
+      .map((c) => c.split(';')[0])
+      .join('; ');
+    const csrf = /name="_csrf" value="([^"]+)"/.exec(await page.text())?.[1] as string;
+    const resetToken = linkOf(resets[0]?.body, 'reset-password');
+    const reset = await sendForm(`/reset-password?token=${resetToken}`, {
+      token: resetToken,
+      password: 'a brand new passphrase 77',
+    });
+    expect(reset.status).toBe(200);
+    const late = await app.request('/confirm-address', {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', cookie },
+      body: new URLSearchParams({ _csrf: csrf, token: second }),
+    });
+    expect(late.status).toBe(400);
+  });
+
   it('the hosted page asks for proof with a page, and the link leads back to signing in there', async () => {
     const owner = await newUser();
     await failFromMany(owner, '192.0.2');

@@ -39,6 +39,25 @@ describe('plan counter in memory', () => {
   });
 });
 
+describe('plan counter while Redis cannot be reached', () => {
+  it('counts in memory, and forgets ended windows of every address', async () => {
+    // A real client to a port where nothing listens: it never becomes ready.
+    const redis = new Redis({ port: 1, lazyConnect: true, retryStrategy: () => null });
+    const counter = new PlanCounter({ redis, keyPrefix: 'down', flushMs: 60_000 });
+    const windows = [{ name: 'second', quota: 5, seconds: 1 }];
+    for (let i = 0; i < 200; i++) {
+      const decision = counter.consume(`client:t:198.51.100.${i}`, windows);
+      expect((decision as Decision).allowed).toBe(true);
+    }
+    expect(counter.held).toBe(200);
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    await counter.flush();
+    expect(counter.held).toBe(0);
+    await counter.close();
+    redis.disconnect();
+  });
+});
+
 describe.skipIf(!HAVE_REDIS)('plan counter shared through Redis', () => {
   let a: Redis;
   let b: Redis;

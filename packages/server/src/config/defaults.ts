@@ -138,6 +138,11 @@ export const defaults = {
       mail: { quota: 10, seconds: 15 * 60 },
       /** Mail sent to one user (no flooding one mailbox). */
       mailPerRecipient: { quota: 3, seconds: 15 * 60 },
+      /**
+       * "Confirm it is you" mail to one user, counted apart: only the right password sends
+       * it, so requests anyone can make (a password reset) cannot use it up.
+       */
+      addressMailPerRecipient: { quota: 3, seconds: 15 * 60 },
       /** Each sign-up costs an argon2 hash. */
       signUp: { quota: 20, seconds: 15 * 60 },
     },

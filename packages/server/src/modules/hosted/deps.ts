@@ -41,5 +41,6 @@ export async function withinLimit(
 const KEY_PREFIX: Record<Limit, string> = {
   mail: 'mail',
   mailPerRecipient: 'mail-user',
+  addressMailPerRecipient: 'address-mail-user',
   signUp: 'sign-up',
 };

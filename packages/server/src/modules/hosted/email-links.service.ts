@@ -196,7 +196,8 @@ export async function openEmailLink(
 /**
  * Asks the owner of `user` to confirm a new address (a client address bucket) that their
  * password came from while many sign-ins on the account fail from elsewhere: a one-time
- * link, within the per-recipient mail limit (so the attacker cannot flood the mailbox).
+ * link, within a per-recipient limit of its own (no flood; and requests anyone can make,
+ * such as a password reset, cannot use it up).
  */
 export async function mailAddressConfirmation(
   deps: Pick<HostedDeps, 'db' | 'mailer' | 'authUrl' | 'limiter'>,
@@ -205,7 +206,7 @@ export async function mailAddressConfirmation(
   address: string,
   returnTo: string | null,
 ): Promise<void> {
-  if (!(await withinLimit(deps, 'mailPerRecipient', user.id))) return;
+  if (!(await withinLimit(deps, 'addressMailPerRecipient', user.id))) return;
   const token = await createEmailToken(deps.db, tenant.id, user.id, 'address', returnTo, address);
   const link = `${deps.authUrl}/confirm-address?token=${token}`;
   await deps.mailer.send({
@@ -256,12 +257,14 @@ export async function completePasswordReset(
     await setPasswordHash(tx.db, tenantId, userId, hash);
     await deps.sessions.revokeIn(tx, tenantId, { userId }, 'password_reset');
     await endUserBrowserSessions(tx.db, tenantId, userId);
+    // Every other reset link dies, and every address link: whoever knew the old password
+    // must not be let in by a later click on one.
     await tx.db
       .updateTable('email_tokens')
       .set({ used_at: Date.now() })
       .where('tenant_id', '=', tenantId)
       .where('user_id', '=', userId)
-      .where('purpose', '=', 'reset')
+      .where('purpose', 'in', ['reset', 'address'])
       .where('used_at', 'is', null)
       .execute();
     await markEmailVerified(tx.db, tenantId, userId);

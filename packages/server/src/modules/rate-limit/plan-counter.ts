@@ -284,6 +284,8 @@ export class PlanCounter {
     if (now - this.#sweptAt >= SWEEP_MS) {
       this.#sweptAt = now;
       for (const [id, slot] of this.#slots) if (slot.end <= now) this.#slots.delete(id);
+      // An ended window's counts are never sent (also while Redis is down): they go too.
+      for (const slot of this.#unsent) if (slot.end <= now) this.#unsent.delete(slot);
     }
     if (this.#unsent.size === 0 || this.#redis?.status !== 'ready' || !this.#storeHealthy()) return;
     const sends: Promise<void>[] = [];
@@ -293,6 +295,11 @@ export class PlanCounter {
       if (slot.end > now && slot.pending > 0) sends.push(this.#send(slot));
     }
     await Promise.all(sends);
+  }
+
+  /** Windows held in memory (counting, or holding counts not yet sent): for tests. */
+  get held(): number {
+    return new Set([...this.#slots.values(), ...this.#unsent]).size;
   }
 
   /** Sends what is pending and stops the timer. */

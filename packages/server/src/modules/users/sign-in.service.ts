@@ -148,6 +148,7 @@ export async function verifyCredentials(
 /**
  * Lets `address` (a client address bucket) sign in to the account of `email` as its owner's
  * known addresses do, past an account-wide challenge: its owner confirmed it from the mail.
+ * The attempts it made while it waited no longer count against it.
  */
 export async function allowAddress(
   deps: Pick<SignInDeps, 'limiter' | 'policy'>,
@@ -155,8 +156,9 @@ export async function allowAddress(
   email: string,
   address: string,
 ): Promise<void> {
+  const w = windowsOf(deps.policy);
   const pairKey = pairKeyOf(accountKeyOf(tenantId, email), address);
-  await deps.limiter.penalty(pairKey, windowsOf(deps.policy).known);
+  await Promise.all([deps.limiter.penalty(pairKey, w.known), deps.limiter.reset(pairKey, w.pair)]);
 }
 
 function windowsOf(policy: SignInPolicy): Record<'account' | 'pair' | 'address' | 'known', Window> {
