@@ -84,6 +84,9 @@ describe.runIf(HAVE_POSTGRES && HAVE_REDIS)('two instances on one PostgreSQL and
   let tenantId: string;
   let databaseUrl = '';
   let limitedKey: string;
+  /** A tenant with a publishable key and an allowed origin, for the hosted page. */
+  const hostedTenant = { id: '', secretKey: '', publishableKey: '' };
+  const ORIGIN = 'http://localhost:5173';
 
   beforeAll(async () => {
     const fresh = await freshDatabaseUrl('postgres');
@@ -105,6 +108,20 @@ describe.runIf(HAVE_POSTGRES && HAVE_REDIS)('two instances on one PostgreSQL and
       rpm: 4,
     });
     limitedKey = (await createKey(database.db, limited.id, { kind: 'secret' })).plaintext;
+    const hosted = await createTenant(database.db, {
+      name: 'Hosted',
+      plan: 'enterprise',
+      rps: 1000,
+      rpm: 100_000,
+      allowedOrigins: [ORIGIN],
+    });
+    hostedTenant.id = hosted.id;
+    hostedTenant.secretKey = (
+      await createKey(database.db, hosted.id, { kind: 'secret' })
+    ).plaintext;
+    hostedTenant.publishableKey = (
+      await createKey(database.db, hosted.id, { kind: 'publishable' })
+    ).plaintext;
     await database.close();
     databaseUrl = fresh.url;
     const env = {
@@ -157,6 +174,73 @@ describe.runIf(HAVE_POSTGRES && HAVE_REDIS)('two instances on one PostgreSQL and
     expect(revoke.status).toBe(204);
     await untilInactive(b, s.accessToken);
     expect((await introspect(a, s.accessToken)).active).toBe(false);
+  });
+
+  it("a session ended on B ends, at once, A's hosted-page sign-in that opened it", async () => {
+    const address = `hosted-${Date.now()}@example.com`;
+    const up = await fetch(`${a?.url}/v1/auth/sign-up`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${hostedTenant.secretKey}`,
+        'content-type': 'application/json',
+      },
+      body: JSON.stringify({ email: address, password: PASSWORD }),
+    });
+    expect(up.status).toBe(201);
+    const query = new URLSearchParams({
+      pk: hostedTenant.publishableKey,
+      redirect_url: `${ORIGIN}/cb`,
+    });
+    const jar = new Map<string, string>();
+    const cookie = () => [...jar].map(([k, v]) => `${k}=${v}`).join('; ');
+    const keep = (res: Response) => {
+      for (const line of res.headers.getSetCookie()) {
+        const [pair] = line.split(';');
+        const at = (pair as string).indexOf('=');
+        jar.set((pair as string).slice(0, at), (pair as string).slice(at + 1));
+      }
+    };
+    const visit = async () => {
+      const res = await fetch(`${a?.url}/sign-in?${query}`, {
+        redirect: 'manual',
+        headers: { cookie: cookie() },
+      });
+      keep(res);
+      return res;
+    };
+    const page = await visit();
+    const csrf = /name="_csrf" value="([^"]+)"/.exec(await page.text())?.[1] as string;
+    const signIn = await fetch(`${a?.url}/sign-in?${query}`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: cookie() },
+      body: new URLSearchParams({ _csrf: csrf, email: address, password: PASSWORD }),
+    });
+    keep(signIn);
+    expect(signIn.status).toBe(303);
+    const token = new URLSearchParams(
+      new URL(signIn.headers.get('location') as string).hash.slice(1),
+    ).get('access_token');
+    const claims = (await (
+      await fetch(`${b?.url}/api/auth/introspect`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${hostedTenant.secretKey}`,
+          'content-type': 'application/json',
+        },
+        body: JSON.stringify({ token }),
+      })
+    ).json()) as { sid: string };
+    expect((await visit()).status).toBe(303);
+    const revoke = await fetch(`${b?.url}/v1/sessions/${claims.sid}`, {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${hostedTenant.secretKey}` },
+    });
+    expect(revoke.status).toBe(204);
+    // At once: the very next visit on A, with no wait.
+    const after = await visit();
+    expect(after.status).toBe(200);
+    expect(await after.text()).toContain('id="password"');
   });
 
   it('a user disabled on B turns inactive on A', async () => {
