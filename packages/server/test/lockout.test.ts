@@ -40,21 +40,32 @@ describe.each(DIALECTS)('sign-in failures on %s (default policy)', (dialect) => 
   const query = () =>
     new URLSearchParams({ pk: t.publishableKey, redirect_url: `${ORIGIN}/cb` }).toString();
 
-  /** The hosted sign-in form, from this test's one address (127.0.0.1). */
-  async function hostedSignIn(address: string, password: string): Promise<Response> {
-    const page = await app.request(`/sign-in?${query()}`);
+  /** A hosted page with a form: its answer, and a POST to `action` with its CSRF token. */
+  async function openForm(path: string) {
+    const page = await app.request(path);
+    const html = await page.text();
     const cookie = page.headers
       .getSetCookie()
       .map((c) => c.split(';')[0])
       .join('; ');
-    const csrf = /name="_csrf" value="([^"]+)"/.exec(await page.text())?.[1] as string;
-    return app.request(`/sign-in?${query()}`, {
-      method: 'POST',
-      redirect: 'manual',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', cookie },
-      body: new URLSearchParams({ _csrf: csrf, email: address, password }),
-    });
+    const csrf = /name="_csrf" value="([^"]+)"/.exec(html)?.[1] ?? '';
+    const post = (action: string, fields: Record<string, string>) =>
+      app.request(action, {
+        method: 'POST',
+        redirect: 'manual',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', cookie },
+        body: new URLSearchParams({ _csrf: csrf, ...fields }),
+      });
+    return { status: page.status, html, post };
   }
+
+  /** A form of the hosted pages, filled and sent. */
+  const sendForm = async (path: string, fields: Record<string, string>) =>
+    (await openForm(path)).post(path, fields);
+
+  /** The hosted sign-in form, from this test's one address (127.0.0.1). */
+  const hostedSignIn = (address: string, password: string) =>
+    sendForm(`/sign-in?${query()}`, { email: address, password });
 
   /** A sign-in relayed by the customer's server, with the end user's address. */
   const restSignIn = (address: string, password: string, ip: string) =>
@@ -133,22 +144,11 @@ describe.each(DIALECTS)('sign-in failures on %s (default policy)', (dialect) => 
     const token = /confirm-address\?token=([A-Za-z0-9_-]+)/.exec(mail?.body ?? '')?.[1] as string;
 
     // Opening the link changes nothing (mail scanners open links); its button does.
-    const page = await app.request(`/confirm-address?token=${token}`);
+    const page = await openForm(`/confirm-address?token=${token}`);
     expect(page.status).toBe(200);
-    const html = await page.text();
-    expect(html).toContain('198.51.100.51');
+    expect(page.html).toContain('198.51.100.51');
     expect((await restSignIn(owner, PASSWORD, '198.51.100.51')).status).toBe(403);
-    const cookie = page.headers
-      .getSetCookie()
-      .map((c) => c.split(';')[0])
-      .join('; ');
-    const csrf = /name="_csrf" value="([^"]+)"/.exec(html)?.[1] as string;
-    const confirm = () =>
-      app.request('/confirm-address', {
-        method: 'POST',
-        headers: { 'content-type': 'application/x-www-form-urlencoded', cookie },
-        body: new URLSearchParams({ _csrf: csrf, token }),
-      });
+    const confirm = () => page.post('/confirm-address', { token });
     const confirmed = await confirm();
     expect(confirmed.status).toBe(200);
     expect(await confirmed.text()).toContain('can sign in to your account now');
@@ -158,22 +158,6 @@ describe.each(DIALECTS)('sign-in failures on %s (default policy)', (dialect) => 
     expect((await restSignIn(owner, PASSWORD, '198.51.100.52')).status).toBe(403);
     expect((await confirm()).status).toBe(400);
   });
-
-  /** A form of the hosted pages, filled and sent: GET for its CSRF token, then POST. */
-  async function sendForm(path: string, fields: Record<string, string>): Promise<Response> {
-    const page = await app.request(path);
-    const cookie = page.headers
-      .getSetCookie()
-      .map((c) => c.split(';')[0])
-      .join('; ');
-    const csrf = /name="_csrf" value="([^"]+)"/.exec(await page.text())?.[1] as string;
-    return app.request(path, {
-      method: 'POST',
-      redirect: 'manual',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', cookie },
-      body: new URLSearchParams({ _csrf: csrf, ...fields }),
-    });
-  }
 
   const linkOf = (body: string | undefined, path: string) =>
     new RegExp(`${path}\\?token=([A-Za-z0-9_-]+)`).exec(body ?? '')?.[1] as string;
@@ -204,23 +188,14 @@ describe.each(DIALECTS)('sign-in failures on %s (default policy)', (dialect) => 
 
     // A link still unused when the password changes dies with the old password, even on a
     // page opened before.
-    const page = await app.request(`/confirm-address?token=${second}`);
-    const cookie = page.headers
-      .getSetCookie()
-      .map((c) => c.split(';')[0])
-      .join('; ');
-    const csrf = /name="_csrf" value="([^"]+)"/.exec(await page.text())?.[1] as string;
+    const page = await openForm(`/confirm-address?token=${second}`);
     const resetToken = linkOf(resets[0]?.body, 'reset-password');
     const reset = await sendForm(`/reset-password?token=${resetToken}`, {
       token: resetToken,
       password: 'a brand new passphrase 77',
     });
     expect(reset.status).toBe(200);
-    const late = await app.request('/confirm-address', {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', cookie },
-      body: new URLSearchParams({ _csrf: csrf, token: second }),
-    });
+    const late = await page.post('/confirm-address', { token: second });
     expect(late.status).toBe(400);
   });
 
@@ -234,17 +209,8 @@ describe.each(DIALECTS)('sign-in failures on %s (default policy)', (dialect) => 
     expect(html).not.toContain(owner);
     const mail = await eventually(async () => (await mailsTo(owner))[0]);
     const token = /confirm-address\?token=([A-Za-z0-9_-]+)/.exec(mail?.body ?? '')?.[1] as string;
-    const page = await app.request(`/confirm-address?token=${token}`);
-    const cookie = page.headers
-      .getSetCookie()
-      .map((c) => c.split(';')[0])
-      .join('; ');
-    const csrf = /name="_csrf" value="([^"]+)"/.exec(await page.text())?.[1] as string;
-    const confirmed = await app.request('/confirm-address', {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', cookie },
-      body: new URLSearchParams({ _csrf: csrf, token }),
-    });
+    const page = await openForm(`/confirm-address?token=${token}`);
+    const confirmed = await page.post('/confirm-address', { token });
     const back = await confirmed.text();
     expect(back).toContain(`href="/sign-in?${query().replaceAll('&', '&amp;')}"`);
     const signedIn = await hostedSignIn(owner, PASSWORD);
