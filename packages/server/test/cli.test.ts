@@ -2,11 +2,8 @@
  * The real, built `latchkey` CLI as a child process (`npm test` builds dist/ first), on every
  * database, and a key it makes used against a real server on the same database.
  */
-import { type ExecFileException, execFile } from 'node:child_process';
-import { tmpdir } from 'node:os';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { latchkey, type Result } from './cli-run.js';
 import {
   type Body,
   DIALECTS,
@@ -17,31 +14,6 @@ import {
   startApp,
   type TestApp,
 } from './support.js';
-
-const MAIN = fileURLToPath(new URL('../dist/latchkey.mjs', import.meta.url));
-const run = promisify(execFile);
-
-interface Result {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-/** One `latchkey …` process; never throws on a non-zero exit. */
-async function latchkey(args: string[], env: Record<string, string>): Promise<Result> {
-  try {
-    const { stdout, stderr } = await run(process.execPath, [MAIN, ...args], {
-      env: { ...process.env, ...env },
-      cwd: tmpdir(),
-      timeout: 20_000,
-    });
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const e = error as ExecFileException & { stdout?: string; stderr?: string };
-    if (typeof e.code !== 'number') throw error;
-    return { code: e.code, stdout: e.stdout ?? '', stderr: e.stderr ?? '' };
-  }
-}
 
 /** The whole of stdout as one JSON value (JSON.parse refuses anything after it). */
 function parsed(result: Result): Body {

@@ -379,6 +379,12 @@ describe.skipIf(!HAVE_CHROMIUM)('hosted pages in Chromium', () => {
         expect(asked?.status()).toBe(403);
         expect(await h1(page)).toBe('Confirm it is you');
         await page.screenshot({ path: join(ARTIFACTS, 'confirm-asked.png'), fullPage: true });
+        await page.setViewportSize({ width: 375, height: 740 });
+        await page.screenshot({
+          path: join(ARTIFACTS, 'confirm-asked-mobile.png'),
+          fullPage: true,
+        });
+        await page.setViewportSize({ width: 1280, height: 800 });
         const link = linkIn(await mail.waitFor(address), quick.url, 'confirm-address');
         secrets.push(new URL(link).searchParams.get('token') as string);
         expect((await page.goto(link))?.status()).toBe(200);
@@ -392,6 +398,9 @@ describe.skipIf(!HAVE_CHROMIUM)('hosted pages in Chromium', () => {
         await page.setViewportSize({ width: 1280, height: 800 });
         expect((await submit(page, 'button:has-text("Yes, it was me")'))?.status()).toBe(200);
         expect(await h1(page)).toBe('Thank you');
+        await page.setViewportSize({ width: 375, height: 740 });
+        await page.screenshot({ path: join(ARTIFACTS, 'confirm-done-mobile.png'), fullPage: true });
+        await page.setViewportSize({ width: 1280, height: 800 });
         await submit(page, 'a:has-text("Sign in")');
         await page.fill('#email', address);
         await page.fill('#password', PASSWORD);

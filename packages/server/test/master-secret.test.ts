@@ -4,12 +4,10 @@
  * one whose file is gone), refuse to start, say what to do, and change nothing. Rotation
  * seals everything again under a new secret, in one transaction.
  */
-import { type ExecFileException, execFile, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config/config.js';
 import { SecretBox } from '../src/crypto/secret-box.js';
@@ -17,34 +15,14 @@ import { openMasterSecret } from '../src/modules/master-secret/index.js';
 import { SigningKeys } from '../src/modules/sessions/index.js';
 import { providerCredentials } from '../src/modules/social/index.js';
 import { openDatabase } from '../src/storage/index.js';
+import { latchkey, MAIN, type Result } from './cli-run.js';
 import { DIALECTS, freePort, freshDatabaseUrl, SECRET } from './support.js';
 
-const MAIN = fileURLToPath(new URL('../dist/latchkey.mjs', import.meta.url));
+/** The CLI with exactly these variables (and PATH): none of the test run's stands in. */
+const cli = (args: string[], env: Record<string, string>) => latchkey(args, env, { only: true });
+
 const OTHER = 'another-secret-0123456789abcdefghijklmnopqrstuvwxyz';
 const THIRD = 'a-third-secret-0123456789abcdefghijklmnopqrstuvwxyz';
-const run = promisify(execFile);
-
-interface Result {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-/** One `latchkey …` process with exactly these variables (and PATH); never throws. */
-async function latchkey(args: string[], env: Record<string, string>): Promise<Result> {
-  try {
-    const { stdout, stderr } = await run(process.execPath, [MAIN, ...args], {
-      env: { PATH: process.env.PATH ?? '', ...env },
-      cwd: tmpdir(),
-      timeout: 20_000,
-    });
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const e = error as ExecFileException & { stdout?: string; stderr?: string };
-    if (typeof e.code !== 'number') throw error;
-    return { code: e.code, stdout: e.stdout ?? '', stderr: e.stderr ?? '' };
-  }
-}
 
 /** `latchkey serve`: 'started' once it listens (then stopped), or how it exited. */
 async function serve(env: Record<string, string>): Promise<Result | 'started'> {
@@ -109,11 +87,11 @@ describe.each(DIALECTS)('the master secret on %s', (dialect) => {
   beforeAll(async () => {
     ({ url, drop } = await freshDatabaseUrl(dialect));
     const env = { DATABASE_URL: url, LATCHKEY_SECRET: SECRET };
-    if (dialect === 'postgres') expect((await latchkey(['migrate'], env)).code).toBe(0);
-    const created = await latchkey(['tenant', 'create', '--name', 'Sealed', '--json'], env);
+    if (dialect === 'postgres') expect((await cli(['migrate'], env)).code).toBe(0);
+    const created = await cli(['tenant', 'create', '--name', 'Sealed', '--json'], env);
     expect(created.code, created.stderr).toBe(0);
     tenantId = JSON.parse(created.stdout).tenant.id;
-    const provider = await latchkey(
+    const provider = await cli(
       ['provider', 'set', '--tenant', tenantId, 'github', '--client-id', 'gh-id'].concat([
         '--client-secret',
         'gh-secret-value',
@@ -130,10 +108,10 @@ describe.each(DIALECTS)('the master secret on %s', (dialect) => {
     const env = { DATABASE_URL: url, LATCHKEY_SECRET: OTHER };
     expectRefused(await serve(env), 'LATCHKEY_SECRET', 'latchkey secret rotate');
     expectRefused(
-      await latchkey(['signing-key', 'rotate', '--tenant', tenantId], env),
+      await cli(['signing-key', 'rotate', '--tenant', tenantId], env),
       'LATCHKEY_SECRET',
     );
-    expectRefused(await latchkey(['tenant', 'create', '--name', 'B'], env), 'LATCHKEY_SECRET');
+    expectRefused(await cli(['tenant', 'create', '--name', 'B'], env), 'LATCHKEY_SECRET');
     expect(await sealed(url)).toEqual(before);
     expect(await serve({ DATABASE_URL: url, LATCHKEY_SECRET: SECRET })).toBe('started');
   });
@@ -141,12 +119,12 @@ describe.each(DIALECTS)('the master secret on %s', (dialect) => {
   it('rotating a secret that lives only in the environment needs the new one given first', async () => {
     const before = await sealed(url);
     const env = { DATABASE_URL: url, LATCHKEY_SECRET: SECRET };
-    const refused = await latchkey(['secret', 'rotate'], env);
+    const refused = await cli(['secret', 'rotate'], env);
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain('Set LATCHKEY_NEW_SECRET');
-    const short = await latchkey(['secret', 'rotate'], { ...env, LATCHKEY_NEW_SECRET: 'short' });
+    const short = await cli(['secret', 'rotate'], { ...env, LATCHKEY_NEW_SECRET: 'short' });
     expect(short.stderr).toContain('LATCHKEY_NEW_SECRET must be at least 32 characters');
-    const wrong = await latchkey(['secret', 'rotate'], {
+    const wrong = await cli(['secret', 'rotate'], {
       DATABASE_URL: url,
       LATCHKEY_SECRET: OTHER,
       LATCHKEY_NEW_SECRET: THIRD,
@@ -168,14 +146,14 @@ describe.each(DIALECTS)('the master secret on %s', (dialect) => {
       'LATCHKEY_PREVIOUS_SECRET',
     );
     expectRefused(await serve({ DATABASE_URL: url, LATCHKEY_SECRET: OTHER }), 'signing keys');
-    const alone = await latchkey(['secret', 'rotate'], {
+    const alone = await cli(['secret', 'rotate'], {
       DATABASE_URL: url,
       LATCHKEY_SECRET: SECRET,
       LATCHKEY_NEW_SECRET: THIRD,
     });
     expect(alone.code).toBe(1);
     expect(alone.stderr).toContain('nothing was changed');
-    const mended = await latchkey(['secret', 'rotate', '--json'], {
+    const mended = await cli(['secret', 'rotate', '--json'], {
       DATABASE_URL: url,
       LATCHKEY_SECRET: SECRET,
       LATCHKEY_PREVIOUS_SECRET: OTHER,
@@ -185,7 +163,7 @@ describe.each(DIALECTS)('the master secret on %s', (dialect) => {
     expect(JSON.parse(mended.stdout).resealed['signing keys']).toBe(2);
     expect(await serve({ DATABASE_URL: url, LATCHKEY_SECRET: THIRD })).toBe('started');
     // Back to the suite's secret.
-    const back = await latchkey(['secret', 'rotate'], {
+    const back = await cli(['secret', 'rotate'], {
       DATABASE_URL: url,
       LATCHKEY_SECRET: THIRD,
       LATCHKEY_NEW_SECRET: SECRET,
@@ -207,7 +185,7 @@ describe.each(DIALECTS)('the master secret on %s', (dialect) => {
   it('latchkey secret rotate seals everything again; then only the new secret opens it', async () => {
     const before = await sealed(url);
     const env = { DATABASE_URL: url, LATCHKEY_SECRET: SECRET };
-    const rotated = await latchkey(['secret', 'rotate', '--json'], {
+    const rotated = await cli(['secret', 'rotate', '--json'], {
       ...env,
       LATCHKEY_NEW_SECRET: OTHER,
     });
@@ -237,7 +215,7 @@ describe.each(DIALECTS)('the master secret on %s', (dialect) => {
       await database.close();
     }
     // And back, so that the suite's other tests keep their secret.
-    const back = await latchkey(['secret', 'rotate'], {
+    const back = await cli(['secret', 'rotate'], {
       DATABASE_URL: url,
       LATCHKEY_SECRET: OTHER,
       LATCHKEY_NEW_SECRET: SECRET,
@@ -263,11 +241,11 @@ describe('the generated secret file (no LATCHKEY_SECRET)', () => {
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   it('is made on first run, owner-only, and used after', async () => {
-    const created = await latchkey(['tenant', 'create', '--name', 'Filed'], env);
+    const created = await cli(['tenant', 'create', '--name', 'Filed'], env);
     expect(created.code, created.stderr).toBe(0);
     expect(created.stderr).toContain(`generated one into ${file}`);
     expect(statSync(file).mode & 0o777).toBe(0o600);
-    const listed = await latchkey(['tenant', 'list'], env);
+    const listed = await cli(['tenant', 'list'], env);
     expect(listed.code, listed.stderr).toBe(0);
     expect(listed.stderr).toContain(`using the secret stored in ${file}`);
   });
@@ -277,7 +255,7 @@ describe('the generated secret file (no LATCHKEY_SECRET)', () => {
     const before = await sealed(env.DATABASE_URL as string);
     rmSync(file);
     expectRefused(await serve(env), 'LATCHKEY_SECRET', file);
-    expectRefused(await latchkey(['tenant', 'create', '--name', 'Again'], env), file);
+    expectRefused(await cli(['tenant', 'create', '--name', 'Again'], env), file);
     expect(existsSync(file)).toBe(false);
     expect(await sealed(env.DATABASE_URL as string)).toEqual(before);
     // Put back, it works again.
@@ -287,7 +265,7 @@ describe('the generated secret file (no LATCHKEY_SECRET)', () => {
 
   it('rotates in place: the file then holds the new secret, and the old one is refused', async () => {
     const old = readFileSync(file, 'utf8').trim();
-    const rotated = await latchkey(['secret', 'rotate'], env);
+    const rotated = await cli(['secret', 'rotate'], env);
     expect(rotated.code, rotated.stderr).toBe(0);
     expect(rotated.stdout).toContain(`The new secret is in ${file}.`);
     expect(existsSync(`${file}.next`)).toBe(false);

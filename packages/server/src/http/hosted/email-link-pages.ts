@@ -1,12 +1,14 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { defaults } from '../../config/defaults.js';
 import { LatchkeyError } from '../../errors/index.js';
+import type { LinkPurpose } from '../../modules/email/index.js';
 import {
   buttonPage,
   completePasswordReset,
   confirmAddress,
   forgotPage,
   hostedQuery,
+  type LinkOutcome,
   messagePage,
   openEmailLink,
   requestPasswordReset,
@@ -124,77 +126,87 @@ export function emailLinkPages(scope: FastifyInstance, ctx: AppContext) {
     );
   });
 
-  scope.get('/confirm-address', PAGE, async (request, reply) => {
-    const token = formField(request.query, 'token');
-    const link = await openEmailLink(deps, token, 'address');
-    if (!link) return badLink(request, reply);
-    request.pageTenant = link.tenant;
-    // A button, not a side effect of GET: mail scanners that open links change nothing.
-    return sendPage(
-      reply,
-      200,
-      buttonPage({
-        ctx: pageContext(request),
-        title: 'Confirm it is you',
-        message: `Let ${link.address} sign in to ${link.user.email}? Only if it was you who just signed in from there.`,
-        action: '/confirm-address',
-        csrf: reply.generateCsrf(),
-        button: 'Yes, it was me',
-        hidden: { token },
-      }),
-    );
-  });
+  /**
+   * A mailed link whose page asks for one click: a button, not a side effect of GET (mail
+   * scanners that open links change nothing); the POST uses the link once.
+   */
+  function oneClickLink(
+    path: string,
+    purpose: LinkPurpose,
+    ask: {
+      title: string;
+      message: (link: NonNullable<Awaited<ReturnType<typeof openEmailLink>>>) => string;
+      button: string;
+    },
+    act: (token: string) => Promise<LinkOutcome>,
+    done: { title: string; message: string; link: string },
+  ) {
+    scope.get(path, PAGE, async (request, reply) => {
+      const token = formField(request.query, 'token');
+      const link = await openEmailLink(deps, token, purpose);
+      if (!link) return badLink(request, reply);
+      request.pageTenant = link.tenant;
+      return sendPage(
+        reply,
+        200,
+        buttonPage({
+          ctx: pageContext(request),
+          title: ask.title,
+          message: ask.message(link),
+          action: path,
+          csrf: reply.generateCsrf(),
+          button: ask.button,
+          hidden: { token },
+        }),
+      );
+    });
+    scope.post(path, formRoute(scope), async (request, reply) => {
+      const outcome = await act(formField(request.body, 'token'));
+      if (!outcome.ok) return badLink(request, reply);
+      request.pageTenant = outcome.tenant;
+      return sendPage(
+        reply,
+        200,
+        messagePage(
+          pageContext(request),
+          done.title,
+          done.message,
+          outcome.returnTo ? { href: outcome.returnTo, text: done.link } : undefined,
+        ),
+      );
+    });
+  }
 
-  scope.post('/confirm-address', formRoute(scope), async (request, reply) => {
-    const outcome = await confirmAddress(deps, formField(request.body, 'token'));
-    if (!outcome.ok) return badLink(request, reply);
-    request.pageTenant = outcome.tenant;
-    return sendPage(
-      reply,
-      200,
-      messagePage(
-        pageContext(request),
-        'Thank you',
-        'That address can sign in to your account now. Sign in again there.',
-        outcome.returnTo ? { href: outcome.returnTo, text: 'Sign in' } : undefined,
-      ),
-    );
-  });
+  oneClickLink(
+    '/confirm-address',
+    'address',
+    {
+      title: 'Confirm it is you',
+      message: (link) =>
+        `Let ${link.address} sign in to ${link.user.email}? Only if it was you who just signed in from there.`,
+      button: 'Yes, it was me',
+    },
+    (token) => confirmAddress(deps, token),
+    {
+      title: 'Thank you',
+      message: 'That address can sign in to your account now. Sign in again there.',
+      link: 'Sign in',
+    },
+  );
 
-  scope.get('/verify-email', PAGE, async (request, reply) => {
-    const token = formField(request.query, 'token');
-    const link = await openEmailLink(deps, token, 'verify');
-    if (!link) return badLink(request, reply);
-    request.pageTenant = link.tenant;
-    // A button, not a side effect of GET: mail scanners that open links change nothing.
-    return sendPage(
-      reply,
-      200,
-      buttonPage({
-        ctx: pageContext(request),
-        title: 'Verify your e-mail',
-        message: `Confirm that ${link.user.email} is your address.`,
-        action: '/verify-email',
-        csrf: reply.generateCsrf(),
-        button: 'Verify my e-mail address',
-        hidden: { token },
-      }),
-    );
-  });
-
-  scope.post('/verify-email', formRoute(scope), async (request, reply) => {
-    const outcome = await verifyEmail(deps, formField(request.body, 'token'));
-    if (!outcome.ok) return badLink(request, reply);
-    request.pageTenant = outcome.tenant;
-    return sendPage(
-      reply,
-      200,
-      messagePage(
-        pageContext(request),
-        'Your e-mail address is verified',
-        'You can sign in now.',
-        outcome.returnTo ? { href: outcome.returnTo, text: 'Continue to sign in' } : undefined,
-      ),
-    );
-  });
+  oneClickLink(
+    '/verify-email',
+    'verify',
+    {
+      title: 'Verify your e-mail',
+      message: (link) => `Confirm that ${link.user.email} is your address.`,
+      button: 'Verify my e-mail address',
+    },
+    (token) => verifyEmail(deps, token),
+    {
+      title: 'Your e-mail address is verified',
+      message: 'You can sign in now.',
+      link: 'Continue to sign in',
+    },
+  );
 }

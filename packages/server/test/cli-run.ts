@@ -1,0 +1,38 @@
+/** The real, built `latchkey` CLI as a child process, for the suites that drive it. */
+import { type ExecFileException, execFile } from 'node:child_process';
+import { tmpdir } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+
+export const MAIN = fileURLToPath(new URL('../dist/latchkey.mjs', import.meta.url));
+const run = promisify(execFile);
+
+export interface Result {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * One `latchkey …` process; never throws on a non-zero exit. It sees this process's
+ * environment plus `env`, or with `{ only: true }` nothing but `env` and PATH (so that no
+ * variable of the test run, LATCHKEY_SECRET say, stands in for one the test leaves out).
+ */
+export async function latchkey(
+  args: string[],
+  env: Record<string, string>,
+  { only = false } = {},
+): Promise<Result> {
+  try {
+    const { stdout, stderr } = await run(process.execPath, [MAIN, ...args], {
+      env: only ? { PATH: process.env.PATH ?? '', ...env } : { ...process.env, ...env },
+      cwd: tmpdir(),
+      timeout: 20_000,
+    });
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const e = error as ExecFileException & { stdout?: string; stderr?: string };
+    if (typeof e.code !== 'number') throw error;
+    return { code: e.code, stdout: e.stdout ?? '', stderr: e.stderr ?? '' };
+  }
+}
