@@ -68,6 +68,38 @@ describe.each(DIALECTS)('hosted pages over HTTP on %s', (dialect) => {
     return { address, id: ((await res.json()) as { userId: string }).userId };
   }
 
+  it('a form posted from another site is refused, even with a valid token, and signs nobody in', async () => {
+    const t = await app.tenant({ allowedOrigins: [ORIGIN] });
+    const u = await user(t);
+    const page = await app.request(`/sign-in?${query(t)}`);
+    const cookie = page.headers
+      .getSetCookie()
+      .map((c) => c.split(';')[0])
+      .join('; ');
+    const csrf = /name="_csrf" value="([^"]+)"/.exec(await page.text())?.[1] as string;
+    const post = (headers: Record<string, string>) =>
+      app.request(`/sign-in?${query(t)}`, {
+        method: 'POST',
+        redirect: 'manual',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', cookie, ...headers },
+        body: new URLSearchParams({ _csrf: csrf, email: u.address, password: PASSWORD }).toString(),
+      });
+    for (const headers of [
+      { origin: 'https://evil.example' },
+      { 'sec-fetch-site': 'cross-site' },
+    ] as Record<string, string>[]) {
+      const res = await post(headers);
+      expect(res.status).toBe(403);
+      expect(res.headers.get('location')).toBeNull();
+      expect(res.headers.getSetCookie().some((c) => c.includes('latchkey_session'))).toBe(false);
+      expect(await res.text()).toContain('This form came from another site');
+    }
+    // The same form from this origin (pages under no-referrer send Origin: null) signs in.
+    const same = await post({ origin: 'null', 'sec-fetch-site': 'same-origin' });
+    expect(same.status).toBe(303);
+    expect(same.headers.getSetCookie().some((c) => c.includes('latchkey_session'))).toBe(true);
+  });
+
   it('without SMTP_URL, mail goes to the dev outbox and the log never holds its link', async () => {
     const t = await app.tenant({ allowedOrigins: [ORIGIN] });
     const u = await user(t);

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { LatchkeyError } from '../../errors/index.js';
-import { PAGE } from '../hosted/responses.js';
+import { PAGE } from '../pages/scope.js';
 
 /**
  * The admin area's only script (ES2017, no dependencies): copy buttons, confirmations of

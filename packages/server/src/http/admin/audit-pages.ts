@@ -1,12 +1,12 @@
 import type { FastifyInstance } from 'fastify';
 import { defaults } from '../../config/defaults.js';
 import { tenantScope, visibleTenants } from '../../modules/admin/index.js';
-import { auditPage, outboxPage } from '../../modules/admin/views/audit.js';
 import { queryAudit } from '../../modules/audit/index.js';
 import { readOutbox } from '../../modules/email/index.js';
+import { auditPage, outboxPage } from '../../views/admin/audit.js';
 import type { AppContext } from '../context.js';
 import { formField } from '../form-body.js';
-import { PAGE } from '../hosted/responses.js';
+import { PAGE } from '../pages/scope.js';
 import { sendAdminPage, signedIn, viewer } from './responses.js';
 
 /** The audit log (filter by tenant, actor, kind) and the dev outbox. */

@@ -2,23 +2,16 @@ import type { FastifyInstance } from 'fastify';
 import { defaults } from '../../config/defaults.js';
 import { LatchkeyError, validationFailed } from '../../errors/index.js';
 import { auditChange, tenantForAdmin } from '../../modules/admin/index.js';
-import { brandingPage } from '../../modules/admin/views/branding.js';
-import { messagePage, signInPage } from '../../modules/hosted/index.js';
 import { listKeys } from '../../modules/keys/index.js';
 import { enabledProviders } from '../../modules/social/index.js';
 import { checkTenantUpdate, type Tenant, updateTenant } from '../../modules/tenants/index.js';
+import { brandingPage } from '../../views/admin/branding.js';
+import { messagePage, signInPage } from '../../views/hosted.js';
 import type { AppContext } from '../context.js';
-import { formField } from '../form-body.js';
-import { PAGE } from '../hosted/responses.js';
-import {
-  alertFor,
-  noticeOf,
-  seeOther,
-  sendAdminPage,
-  sendPreview,
-  signedIn,
-  viewer,
-} from './responses.js';
+import { formField, isRecord } from '../form-body.js';
+import { seeOther } from '../pages/respond.js';
+import { TenantParams, typed, withParams } from './params.js';
+import { alertFor, noticeOf, sendAdminPage, sendPreview, signedIn, viewer } from './responses.js';
 import { changes } from './tenant-pages.js';
 
 type BrandingForm = { name: string; logoUrl: string; primaryColor: string };
@@ -81,74 +74,86 @@ export function brandingPages(scope: FastifyInstance, ctx: AppContext) {
       { img: 'https:', frames: "'self'" },
     );
 
-  scope.get('/admin/tenants/:tenantId/branding', PAGE, async (request, reply) => {
-    const { tenantId } = request.params as { tenantId: string };
-    const tenant = await tenantForAdmin(db, signedIn(request).admin, tenantId);
-    return render(request, reply, tenant, 200, { alert: noticeOf(request) });
-  });
+  typed(scope).get(
+    '/admin/tenants/:tenantId/branding',
+    withParams(TenantParams),
+    async (request, reply) => {
+      const { tenantId } = request.params;
+      const tenant = await tenantForAdmin(db, signedIn(request).admin, tenantId);
+      return render(request, reply, tenant, 200, { alert: noticeOf(request) });
+    },
+  );
 
   /**
    * The hosted sign-in page as it would look with these (unsaved) values: the hosted
    * page's own view, with the tenant's enabled providers. A value left out is the saved one.
    */
-  scope.get('/admin/tenants/:tenantId/branding/preview', PAGE, async (request, reply) => {
-    const { tenantId } = request.params as { tenantId: string };
-    const tenant = await tenantForAdmin(db, signedIn(request).admin, tenantId);
-    const query = request.query as Record<string, unknown>;
-    const typed = brandingForm(query);
-    const form: BrandingForm = {
-      name: 'name' in query ? typed.name : tenant.name,
-      logoUrl: 'logoUrl' in query ? typed.logoUrl : (tenant.branding.logoUrl ?? ''),
-      primaryColor:
-        'primaryColor' in query ? typed.primaryColor : (tenant.branding.primaryColor ?? ''),
-    };
-    const nonce = request.cspNonce;
-    try {
-      checkBranding(tenant, form);
-    } catch (error) {
-      if (!(error instanceof LatchkeyError) || error.status !== 422) throw error;
-      const problems = error.errors?.map((f) => f.message).join('; ') ?? error.message;
-      const html = messagePage(
-        { tenant: undefined, nonce },
-        'No preview yet',
-        `Saving these values would be refused: ${problems}.`,
-        undefined,
-        'error',
-      );
-      return sendPreview(reply, 422, html);
-    }
-    const shown: Tenant = {
-      ...tenant,
-      name: form.name.trim(),
-      branding: { logoUrl: form.logoUrl || null, primaryColor: form.primaryColor || null },
-    };
-    const html = signInPage({
-      ctx: { tenant: shown, nonce },
-      query: '',
-      csrf: '',
-      providers: await enabledProviders(db, tenant.id),
-      passwordEnabled: tenant.passwordEnabled,
-    });
-    const logo = shown.branding.logoUrl;
-    return sendPreview(reply, 200, html, logo ? new URL(logo).origin : undefined);
-  });
-
-  scope.post('/admin/tenants/:tenantId/branding', PAGE, async (request, reply) => {
-    const { admin } = signedIn(request);
-    const { tenantId } = request.params as { tenantId: string };
-    const tenant = await tenantForAdmin(db, admin, tenantId);
-    const form = brandingForm(request.body);
-    try {
-      checkBranding(tenant, form);
-      const updated = await updateTenant({ db, bus: ctx.bus }, tenant.id, asInput(form));
-      await auditChange(db, admin, {
-        tenantId: tenant.id,
-        kind: 'branding_updated',
-        detail: changes(tenant, updated),
+  typed(scope).get(
+    '/admin/tenants/:tenantId/branding/preview',
+    withParams(TenantParams),
+    async (request, reply) => {
+      const { tenantId } = request.params;
+      const tenant = await tenantForAdmin(db, signedIn(request).admin, tenantId);
+      const query = isRecord(request.query) ? request.query : {};
+      const typed = brandingForm(query);
+      const form: BrandingForm = {
+        name: 'name' in query ? typed.name : tenant.name,
+        logoUrl: 'logoUrl' in query ? typed.logoUrl : (tenant.branding.logoUrl ?? ''),
+        primaryColor:
+          'primaryColor' in query ? typed.primaryColor : (tenant.branding.primaryColor ?? ''),
+      };
+      const nonce = request.cspNonce;
+      try {
+        checkBranding(tenant, form);
+      } catch (error) {
+        if (!(error instanceof LatchkeyError) || error.status !== 422) throw error;
+        const problems = error.errors?.map((f) => f.message).join('; ') ?? error.message;
+        const html = messagePage(
+          { tenant: undefined, nonce },
+          'No preview yet',
+          `Saving these values would be refused: ${problems}.`,
+          undefined,
+          'error',
+        );
+        return sendPreview(reply, 422, html);
+      }
+      const shown: Tenant = {
+        ...tenant,
+        name: form.name.trim(),
+        branding: { logoUrl: form.logoUrl || null, primaryColor: form.primaryColor || null },
+      };
+      const html = signInPage({
+        ctx: { tenant: shown, nonce },
+        query: '',
+        csrf: '',
+        providers: await enabledProviders(db, tenant.id),
+        passwordEnabled: tenant.passwordEnabled,
       });
-      return seeOther(reply, `/admin/tenants/${tenant.id}/branding?done=saved`);
-    } catch (error) {
-      return render(request, reply, tenant, 422, { alert: alertFor(error), form });
-    }
-  });
+      const logo = shown.branding.logoUrl;
+      return sendPreview(reply, 200, html, logo ? new URL(logo).origin : undefined);
+    },
+  );
+
+  typed(scope).post(
+    '/admin/tenants/:tenantId/branding',
+    withParams(TenantParams),
+    async (request, reply) => {
+      const { admin } = signedIn(request);
+      const { tenantId } = request.params;
+      const tenant = await tenantForAdmin(db, admin, tenantId);
+      const form = brandingForm(request.body);
+      try {
+        checkBranding(tenant, form);
+        const updated = await updateTenant({ db, bus: ctx.bus }, tenant.id, asInput(form));
+        await auditChange(db, admin, {
+          tenantId: tenant.id,
+          kind: 'branding_updated',
+          detail: changes(tenant, updated),
+        });
+        return seeOther(reply, `/admin/tenants/${tenant.id}/branding?done=saved`);
+      } catch (error) {
+        return render(request, reply, tenant, 422, { alert: alertFor(error), form });
+      }
+    },
+  );
 }

@@ -8,13 +8,14 @@ import {
   reauthenticate,
   tenantForAdmin,
 } from '../../modules/admin/index.js';
-import { keysPage } from '../../modules/admin/views/keys.js';
 import { createKey, listKeys, revokeKey, SCOPES } from '../../modules/keys/index.js';
 import type { Tenant } from '../../modules/tenants/index.js';
+import { keysPage } from '../../views/admin/keys.js';
 import type { AppContext } from '../context.js';
 import { formField } from '../form-body.js';
-import { PAGE } from '../hosted/responses.js';
-import { alertFor, noticeOf, seeOther, sendAdminPage, signedIn, viewer } from './responses.js';
+import { seeOther } from '../pages/respond.js';
+import { KeyParams, TenantParams, typed, withParams } from './params.js';
+import { alertFor, noticeOf, sendAdminPage, signedIn, viewer } from './responses.js';
 import { adminSignInDeps } from './session-pages.js';
 
 /**
@@ -37,8 +38,6 @@ export async function checkReauth(ctx: AppContext, request: FastifyRequest, sess
     };
   }
 }
-
-const params = (request: FastifyRequest) => request.params as { tenantId: string; keyId?: string };
 
 /** API Keys: create (the secret shown once), list by prefix and last four, revoke. */
 export function keyPages(scope: FastifyInstance, ctx: AppContext) {
@@ -63,45 +62,57 @@ export function keyPages(scope: FastifyInstance, ctx: AppContext) {
       }),
     );
 
-  scope.get('/admin/tenants/:tenantId/keys', PAGE, async (request, reply) => {
-    const tenant = await tenantForAdmin(db, signedIn(request).admin, params(request).tenantId);
-    return render(request, reply, tenant, 200, { alert: noticeOf(request) });
-  });
+  typed(scope).get(
+    '/admin/tenants/:tenantId/keys',
+    withParams(TenantParams),
+    async (request, reply) => {
+      const tenant = await tenantForAdmin(db, signedIn(request).admin, request.params.tenantId);
+      return render(request, reply, tenant, 200, { alert: noticeOf(request) });
+    },
+  );
 
-  scope.post('/admin/tenants/:tenantId/keys', PAGE, async (request, reply) => {
-    const session = signedIn(request);
-    const tenant = await tenantForAdmin(db, session.admin, params(request).tenantId);
-    const refused = await checkReauth(ctx, request, session);
-    if (refused) return render(request, reply, tenant, 403, { alert: refused });
-    const scopes = SCOPES.filter((s) => formField(request.body, `scope_${s}`) === 'on');
-    try {
-      const { key, plaintext } = await createKey(db, tenant.id, {
-        kind: 'secret',
-        scopes,
-        name: formField(request.body, 'keyName', 100) || undefined,
-      });
-      await auditChange(db, session.admin, {
+  typed(scope).post(
+    '/admin/tenants/:tenantId/keys',
+    withParams(TenantParams),
+    async (request, reply) => {
+      const session = signedIn(request);
+      const tenant = await tenantForAdmin(db, session.admin, request.params.tenantId);
+      const refused = await checkReauth(ctx, request, session);
+      if (refused) return render(request, reply, tenant, 403, { alert: refused });
+      const scopes = SCOPES.filter((s) => formField(request.body, `scope_${s}`) === 'on');
+      try {
+        const { key, plaintext } = await createKey(db, tenant.id, {
+          kind: 'secret',
+          scopes,
+          name: formField(request.body, 'keyName', 100) || undefined,
+        });
+        await auditChange(db, session.admin, {
+          tenantId: tenant.id,
+          kind: 'key_created',
+          detail: { keyId: key.id, key: key.display, scopes: key.scopes },
+        });
+        // Shown in this answer only: no redirect, so the key is in no URL and no later page.
+        return render(request, reply, tenant, 201, { created: plaintext });
+      } catch (error) {
+        return render(request, reply, tenant, 422, { alert: alertFor(error) });
+      }
+    },
+  );
+
+  typed(scope).post(
+    '/admin/tenants/:tenantId/keys/:keyId/revoke',
+    withParams(KeyParams),
+    async (request, reply) => {
+      const { admin } = signedIn(request);
+      const { tenantId, keyId } = request.params;
+      const tenant = await tenantForAdmin(db, admin, tenantId);
+      const key = await revokeKey({ db, bus: ctx.bus }, tenant.id, keyId);
+      await auditChange(db, admin, {
         tenantId: tenant.id,
-        kind: 'key_created',
-        detail: { keyId: key.id, key: key.display, scopes: key.scopes },
+        kind: 'key_revoked',
+        detail: { keyId: key.id, key: key.publishableKey ?? key.display },
       });
-      // Shown in this answer only: no redirect, so the key is in no URL and no later page.
-      return render(request, reply, tenant, 201, { created: plaintext });
-    } catch (error) {
-      return render(request, reply, tenant, 422, { alert: alertFor(error) });
-    }
-  });
-
-  scope.post('/admin/tenants/:tenantId/keys/:keyId/revoke', PAGE, async (request, reply) => {
-    const { admin } = signedIn(request);
-    const { tenantId, keyId } = params(request);
-    const tenant = await tenantForAdmin(db, admin, tenantId);
-    const key = await revokeKey({ db, bus: ctx.bus }, tenant.id, String(keyId));
-    await auditChange(db, admin, {
-      tenantId: tenant.id,
-      kind: 'key_revoked',
-      detail: { keyId: key.id, key: key.publishableKey ?? key.display },
-    });
-    return seeOther(reply, `/admin/tenants/${tenant.id}/keys?done=revoked`);
-  });
+      return seeOther(reply, `/admin/tenants/${tenant.id}/keys?done=revoked`);
+    },
+  );
 }

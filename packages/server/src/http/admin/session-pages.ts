@@ -2,12 +2,13 @@ import type { FastifyInstance } from 'fastify';
 import { defaults } from '../../config/defaults.js';
 import { LatchkeyError } from '../../errors/index.js';
 import { type AdminSignInDeps, signInAdmin, signOutAdmin } from '../../modules/admin/index.js';
-import { signInPage } from '../../modules/admin/views/sign-in.js';
+import { signInPage } from '../../views/admin/sign-in.js';
 import type { AppContext } from '../context.js';
 import { formField } from '../form-body.js';
-import { isSecure } from '../hosted/cookies.js';
-import { PAGE } from '../hosted/responses.js';
-import { seeOther, sendAdminPage } from './responses.js';
+import { isSecure } from '../pages/cookies.js';
+import { seeOther } from '../pages/respond.js';
+import { PAGE } from '../pages/scope.js';
+import { sendAdminPage } from './responses.js';
 import { adminCookie } from './setup.js';
 
 /** Only a path inside the admin area: `next` can never lead elsewhere. */
@@ -34,7 +35,7 @@ export function sessionPages(scope: FastifyInstance, ctx: AppContext) {
       signInPage({
         nonce: request.cspNonce,
         csrf: reply.generateCsrf(),
-        next: safeNext(String((request.query as { next?: string }).next ?? '')),
+        next: safeNext(formField(request.query, 'next', 200)),
       }),
     ),
   );

@@ -2,8 +2,6 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { defaults } from '../../config/defaults.js';
 import { LatchkeyError } from '../../errors/index.js';
 import { auditChange, needsReauth, tenantForAdmin } from '../../modules/admin/index.js';
-import type { Alert } from '../../modules/admin/views/kit.js';
-import { socialPage, type TestResult, testResultPage } from '../../modules/admin/views/social.js';
 import {
   authorizationOrigin,
   callbackUrl,
@@ -17,18 +15,19 @@ import {
   startFlow,
 } from '../../modules/social/index.js';
 import type { Tenant } from '../../modules/tenants/index.js';
+import { socialPage, type TestResult, testResultPage } from '../../views/admin/social.js';
+import type { Alert } from '../../views/kit.js';
 import type { AppContext } from '../context.js';
 import { formField } from '../form-body.js';
-import { flowCookie, isSecure } from '../hosted/cookies.js';
-import { PAGE } from '../hosted/responses.js';
+import { flowCookie } from '../hosted/cookies.js';
+import { isSecure } from '../pages/cookies.js';
+import { seeOther } from '../pages/respond.js';
 import { checkReauth } from './key-pages.js';
-import { alertFor, noticeOf, seeOther, sendAdminPage, signedIn, viewer } from './responses.js';
+import { ProviderParams, TenantParams, TestParams, typed, withParams } from './params.js';
+import { alertFor, noticeOf, sendAdminPage, signedIn, viewer } from './responses.js';
 import { flowDepsOf } from './social-test.js';
 
-type Params = { tenantId: string; provider: string; state?: string };
-
-function providerOf(request: FastifyRequest): ProviderId {
-  const { provider } = request.params as Params;
+function providerOf(provider: string): ProviderId {
   if (!isProviderId(provider)) throw new LatchkeyError('not_found', 'No such provider');
   return provider;
 }
@@ -94,19 +93,18 @@ export function socialPages(scope: FastifyInstance, ctx: AppContext) {
     );
   }
 
-  scope.get('/admin/tenants/:tenantId/social', PAGE, async (request, reply) => {
-    const tenant = await tenantForAdmin(
-      db,
-      signedIn(request).admin,
-      (request.params as Params).tenantId,
-    );
+  const pages = typed(scope);
+
+  pages.get('/admin/tenants/:tenantId/social', withParams(TenantParams), async (request, reply) => {
+    const tenant = await tenantForAdmin(db, signedIn(request).admin, request.params.tenantId);
     return render(request, reply, tenant, 200, { page: noticeOf(request) });
   });
 
-  scope.post('/admin/tenants/:tenantId/social/:provider', PAGE, async (request, reply) => {
+  const saveRoute = '/admin/tenants/:tenantId/social/:provider';
+  pages.post(saveRoute, withParams(ProviderParams), async (request, reply) => {
     const session = signedIn(request);
-    const tenant = await tenantForAdmin(db, session.admin, (request.params as Params).tenantId);
-    const provider = providerOf(request);
+    const tenant = await tenantForAdmin(db, session.admin, request.params.tenantId);
+    const provider = providerOf(request.params.provider);
     const input = settingsInput(request.body, provider);
     const secretChanged = input.clientSecret !== undefined || input.privateKeyPem !== undefined;
     if (secretChanged) {
@@ -135,10 +133,10 @@ export function socialPages(scope: FastifyInstance, ctx: AppContext) {
     }
   });
 
-  scope.post('/admin/tenants/:tenantId/social/:provider/test', PAGE, async (request, reply) => {
+  pages.post(`${saveRoute}/test`, withParams(ProviderParams), async (request, reply) => {
     const { admin } = signedIn(request);
-    const tenant = await tenantForAdmin(db, admin, (request.params as Params).tenantId);
-    const provider = providerOf(request);
+    const tenant = await tenantForAdmin(db, admin, request.params.tenantId);
+    const provider = providerOf(request.params.provider);
     // Marked as this admin's test: the callback then creates nothing. The provider need not
     // be enabled yet; users' sign-in with it stays refused until it is.
     const { url, state } = await startFlow(flowDeps, tenant, provider, {
@@ -158,36 +156,28 @@ export function socialPages(scope: FastifyInstance, ctx: AppContext) {
     return seeOther(reply, url);
   });
 
-  scope.get(
-    '/admin/tenants/:tenantId/social/:provider/test/:state',
-    PAGE,
-    async (request, reply) => {
-      const { admin } = signedIn(request);
-      const tenant = await tenantForAdmin(db, admin, (request.params as Params).tenantId);
-      const provider = providerOf(request);
-      const flow = await db
-        .selectFrom('oauth_flows')
-        .select(['test_result'])
-        .where(
-          'state',
-          '=',
-          String((request.params as Params).state).slice(0, defaults.hosted.stateMaxLength),
-        )
-        .where('tenant_id', '=', tenant.id)
-        .where('provider', '=', provider)
-        .where('admin_id', '=', admin.id)
-        .executeTakeFirst();
-      if (!flow?.test_result) throw new LatchkeyError('not_found', 'No such test');
-      return sendAdminPage(
-        reply,
-        200,
-        testResultPage({
-          viewer: viewer(request, reply),
-          tenant,
-          providerName: PROVIDERS[provider].name,
-          result: JSON.parse(flow.test_result) as TestResult,
-        }),
-      );
-    },
-  );
+  pages.get(`${saveRoute}/test/:state`, withParams(TestParams), async (request, reply) => {
+    const { admin } = signedIn(request);
+    const tenant = await tenantForAdmin(db, admin, request.params.tenantId);
+    const provider = providerOf(request.params.provider);
+    const flow = await db
+      .selectFrom('oauth_flows')
+      .select(['test_result'])
+      .where('state', '=', request.params.state.slice(0, defaults.hosted.stateMaxLength))
+      .where('tenant_id', '=', tenant.id)
+      .where('provider', '=', provider)
+      .where('admin_id', '=', admin.id)
+      .executeTakeFirst();
+    if (!flow?.test_result) throw new LatchkeyError('not_found', 'No such test');
+    return sendAdminPage(
+      reply,
+      200,
+      testResultPage({
+        viewer: viewer(request, reply),
+        tenant,
+        providerName: PROVIDERS[provider].name,
+        result: JSON.parse(flow.test_result) as TestResult,
+      }),
+    );
+  });
 }

@@ -1,6 +1,4 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { barePage, e } from '../../modules/admin/views/kit.js';
-import type { TestResult } from '../../modules/admin/views/social.js';
 import {
   type FlowDeps,
   finishFlow,
@@ -9,6 +7,7 @@ import {
   SocialRefusal,
 } from '../../modules/social/index.js';
 import { getTenant } from '../../modules/tenants/index.js';
+import { type TestResult, testFinishedPage } from '../../views/admin/social.js';
 import type { AppContext } from '../context.js';
 import { sendPage } from '../hosted/responses.js';
 
@@ -59,14 +58,5 @@ export async function finishTestSignIn(
     .where('state', '=', flow.state)
     .execute();
   const next = `/admin/tenants/${tenant.id}/social/${provider}/test/${encodeURIComponent(flow.state)}`;
-  return sendPage(
-    reply,
-    200,
-    barePage(
-      request.cspNonce,
-      'Test sign-in finished',
-      `<p><a id="next" href="${e(next)}">Show the result</a></p>`,
-      `<meta http-equiv="refresh" content="0;url=${e(next)}">`,
-    ),
-  );
+  return sendPage(reply, 200, testFinishedPage(request.cspNonce, next));
 }

@@ -1,17 +1,17 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import type { Environment, Plan } from '../../config/defaults.js';
 import { LatchkeyError } from '../../errors/index.js';
 import { auditChange, tenantForAdmin, visibleTenants } from '../../modules/admin/index.js';
-import { tenantPage, tenantsPage } from '../../modules/admin/views/tenants.js';
 import { listKeys } from '../../modules/keys/index.js';
 import { openTenant } from '../../modules/provisioning/index.js';
 import { type TenantInput, updateTenant } from '../../modules/tenants/index.js';
+import { tenantPage, tenantsPage } from '../../views/admin/tenants.js';
 import type { AppContext } from '../context.js';
 import { formField } from '../form-body.js';
-import { PAGE } from '../hosted/responses.js';
-import { alertFor, noticeOf, seeOther, sendAdminPage, signedIn, viewer } from './responses.js';
-
-const tenantIdOf = (request: FastifyRequest) => (request.params as { tenantId: string }).tenantId;
+import { seeOther } from '../pages/respond.js';
+import { PAGE } from '../pages/scope.js';
+import { TenantParams, typed, withParams } from './params.js';
+import { alertFor, noticeOf, sendAdminPage, signedIn, viewer } from './responses.js';
 
 /** A form number: undefined when empty, NaN (refused by the rules) when not a number. */
 const numberField = (body: unknown, name: string) => {
@@ -95,8 +95,8 @@ export function tenantPages(scope: FastifyInstance, ctx: AppContext) {
     }
   });
 
-  scope.get('/admin/tenants/:tenantId', PAGE, async (request, reply) => {
-    const tenant = await tenantForAdmin(db, signedIn(request).admin, tenantIdOf(request));
+  typed(scope).get('/admin/tenants/:tenantId', withParams(TenantParams), async (request, reply) => {
+    const tenant = await tenantForAdmin(db, signedIn(request).admin, request.params.tenantId);
     return sendAdminPage(
       reply,
       200,
@@ -110,32 +110,36 @@ export function tenantPages(scope: FastifyInstance, ctx: AppContext) {
     );
   });
 
-  scope.post('/admin/tenants/:tenantId', PAGE, async (request, reply) => {
-    const { admin } = signedIn(request);
-    const tenant = await tenantForAdmin(db, admin, tenantIdOf(request));
-    const input = settingsInput(request.body, admin.superuser);
-    try {
-      const updated = await updateTenant({ db, bus: ctx.bus }, tenant.id, input);
-      await auditChange(db, admin, {
-        tenantId: tenant.id,
-        kind: 'tenant_updated',
-        detail: changes(tenant, updated),
-      });
-      return seeOther(reply, `/admin/tenants/${tenant.id}?done=saved`);
-    } catch (error) {
-      return sendAdminPage(
-        reply,
-        422,
-        tenantPage({
-          viewer: viewer(request, reply),
-          tenant: { ...tenant, ...(input as object) } as typeof tenant,
-          publishableKey: await publishableKeyOf(tenant.id),
-          authUrl: ctx.authUrl,
-          alert: alertFor(error),
-        }),
-      );
-    }
-  });
+  typed(scope).post(
+    '/admin/tenants/:tenantId',
+    withParams(TenantParams),
+    async (request, reply) => {
+      const { admin } = signedIn(request);
+      const tenant = await tenantForAdmin(db, admin, request.params.tenantId);
+      const input = settingsInput(request.body, admin.superuser);
+      try {
+        const updated = await updateTenant({ db, bus: ctx.bus }, tenant.id, input);
+        await auditChange(db, admin, {
+          tenantId: tenant.id,
+          kind: 'tenant_updated',
+          detail: changes(tenant, updated),
+        });
+        return seeOther(reply, `/admin/tenants/${tenant.id}?done=saved`);
+      } catch (error) {
+        return sendAdminPage(
+          reply,
+          422,
+          tenantPage({
+            viewer: viewer(request, reply),
+            tenant: { ...tenant, ...(input as object) } as typeof tenant,
+            publishableKey: await publishableKeyOf(tenant.id),
+            authUrl: ctx.authUrl,
+            alert: alertFor(error),
+          }),
+        );
+      }
+    },
+  );
 }
 
 /** What changed, field by field (tenant settings hold no secrets). */

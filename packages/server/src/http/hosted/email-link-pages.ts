@@ -3,21 +3,19 @@ import { defaults } from '../../config/defaults.js';
 import { LatchkeyError } from '../../errors/index.js';
 import type { LinkPurpose } from '../../modules/email/index.js';
 import {
-  buttonPage,
   completePasswordReset,
   confirmAddress,
-  forgotPage,
   hostedQuery,
   type LinkOutcome,
-  messagePage,
   openEmailLink,
   requestPasswordReset,
-  resetPage,
   verifyEmail,
 } from '../../modules/hosted/index.js';
+import { buttonPage, forgotPage, messagePage, resetPage } from '../../views/hosted.js';
 import { type AppContext, hostedDeps } from '../context.js';
 import { formField } from '../form-body.js';
-import { errorPage, formRoute, PAGE, pageContext, passwordOff, sendPage } from './responses.js';
+import { PAGE } from '../pages/scope.js';
+import { errorPage, pageContext, passwordOff, sendPage } from './responses.js';
 import { resolveHosted } from './setup.js';
 
 const badLink = (request: FastifyRequest, reply: FastifyReply) =>
@@ -43,7 +41,7 @@ export function emailLinkPages(scope: FastifyInstance, ctx: AppContext) {
     );
   });
 
-  scope.post('/forgot-password', formRoute(scope), async (request, reply) => {
+  scope.post('/forgot-password', PAGE, async (request, reply) => {
     const h = await resolveHosted(ctx, request, reply);
     if (!h) return reply;
     if (!h.tenant.passwordEnabled) return passwordOff(request, reply);
@@ -96,7 +94,7 @@ export function emailLinkPages(scope: FastifyInstance, ctx: AppContext) {
     );
   });
 
-  scope.post('/reset-password', formRoute(scope), async (request, reply) => {
+  scope.post('/reset-password', PAGE, async (request, reply) => {
     const token = formField(request.body, 'token');
     const password = formField(request.body, 'password', defaults.password.maxLength);
     const outcome = await completePasswordReset(deps, { token, password });
@@ -160,7 +158,7 @@ export function emailLinkPages(scope: FastifyInstance, ctx: AppContext) {
         }),
       );
     });
-    scope.post(path, formRoute(scope), async (request, reply) => {
+    scope.post(path, PAGE, async (request, reply) => {
       const outcome = await act(formField(request.body, 'token'));
       if (!outcome.ok) return badLink(request, reply);
       request.pageTenant = outcome.tenant;

@@ -1,56 +1,29 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { messagePage, type PageContext } from '../../modules/hosted/index.js';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Tenant } from '../../modules/tenants/index.js';
+import { messagePage, type PageContext } from '../../views/hosted.js';
+import type { Html } from '../../views/html.js';
+import { sendHtml } from '../pages/respond.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
-    /** The CSP nonce of this page. */
-    cspNonce: string;
     /** The tenant whose branding this page shows, once known. */
     pageTenant: Tenant | undefined;
   }
 }
-
-/** Route options of a page (no CSRF check: it changes nothing). Pages stay out of the API document. */
-export const PAGE = { schema: { hide: true } } as const;
-
-/** Route options of a form post: the CSRF token is checked first. */
-export const formRoute = (scope: FastifyInstance) => ({
-  preHandler: scope.csrfProtection,
-  schema: { hide: true },
-});
 
 export const pageContext = (request: FastifyRequest): PageContext => ({
   tenant: request.pageTenant,
   nonce: request.cspNonce,
 });
 
-/** An HTML page with the security headers of every hosted page; `formTo` is where forms may lead. */
-export function sendPage(reply: FastifyReply, status: number, html: string, formTo: string[] = []) {
-  const nonce = reply.request.cspNonce;
+/** A hosted page: no script at all, the tenant's logo, and forms that may lead to `formTo`. */
+export function sendPage(reply: FastifyReply, status: number, page: Html, formTo: string[] = []) {
   const logo = reply.request.pageTenant?.branding.logoUrl;
-  const imgSrc = logo ? new URL(logo).origin : "'none'";
-  return reply
-    .code(status)
-    .header('content-type', 'text/html; charset=utf-8')
-    .header(
-      'content-security-policy',
-      [
-        "default-src 'none'",
-        `style-src 'nonce-${nonce}'`,
-        `img-src ${imgSrc}`,
-        // Chrome applies form-action to the redirect after a POST too.
-        `form-action 'self' ${formTo.join(' ')}`.trim(),
-        "frame-ancestors 'none'",
-        "base-uri 'none'",
-      ].join('; '),
-    )
-    .header('referrer-policy', 'no-referrer')
-    .header('x-content-type-options', 'nosniff')
-    .header('x-frame-options', 'DENY')
-    .header('cross-origin-opener-policy', 'same-origin')
-    .header('cache-control', 'no-store')
-    .send(html);
+  return sendHtml(reply, status, page, {
+    img: logo ? new URL(logo).origin : undefined,
+    formTo,
+    referrer: 'no-referrer',
+  });
 }
 
 /** A page that says something went wrong, and what to do. */
@@ -72,12 +45,3 @@ export const passwordOff = (request: FastifyRequest, reply: FastifyReply) =>
     'Password sign-in is off',
     'This application signs users in with another method.',
   );
-
-/** A 303 to `location` that leaks nothing through Referer and is never cached. */
-export const seeOther = (reply: FastifyReply, location: string) =>
-  reply
-    .code(303)
-    .header('location', location)
-    .header('referrer-policy', 'no-referrer')
-    .header('cache-control', 'no-store')
-    .send();

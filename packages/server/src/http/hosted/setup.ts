@@ -2,41 +2,27 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import {
   checkHostedRequest,
   type HostedRequest,
-  messagePage,
   Refusal,
   signInBrowser,
 } from '../../modules/hosted/index.js';
 import type { User } from '../../modules/users/index.js';
+import { messagePage } from '../../views/hosted.js';
 import { type AppContext, hostedDeps } from '../context.js';
 import { isRecord } from '../form-body.js';
-import { pageErrorOf, registerFormScope } from '../form-scope.js';
-import { browserCookie, csrfCookie, setBrowserCookie } from './cookies.js';
-import { errorPage, pageContext, seeOther, sendPage } from './responses.js';
+import { seeOther } from '../pages/respond.js';
+import { registerPageScope } from '../pages/scope.js';
+import { browserCookie, setBrowserCookie } from './cookies.js';
+import { errorPage, pageContext, sendPage } from './responses.js';
 
-/** Cookies, CSRF, form bodies, the CSP nonce and error pages for the hosted pages' scope. */
+/** The hosted pages' scope: the page scope (cookies, CSRF, forms, nonce, error pages) in the tenant's look. */
 export async function setUpHostedScope(scope: FastifyInstance, ctx: AppContext) {
-  await registerFormScope(scope, ctx, { name: csrfCookie(ctx.authUrl), sameSite: 'lax' });
   scope.decorateRequest('pageTenant', undefined);
-  scope.setErrorHandler((error, request, reply) => {
-    const { formExpired, status } = pageErrorOf(error);
-    if (formExpired)
-      return errorPage(
-        request,
-        reply,
-        403,
-        'This form has expired',
-        'Go back, reload the page and try again.',
-      );
-    if (status && status >= 400 && status < 500)
-      return errorPage(
-        request,
-        reply,
-        status,
-        'Something is wrong with this request',
-        'Go back and try again.',
-      );
-    request.log.error({ err: error }, 'hosted page failed');
-    return errorPage(request, reply, 500, 'Something went wrong', 'Please try again in a moment.');
+  await registerPageScope(scope, ctx, {
+    csrfCookie: 'latchkey_csrf',
+    sameSite: 'lax',
+    area: 'hosted',
+    errorPage: (request, reply, status, title, message) =>
+      errorPage(request, reply, status, title, message),
   });
 }
 

@@ -1,20 +1,16 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { defaults } from '../../config/defaults.js';
 import { LatchkeyError } from '../../errors/index.js';
-import {
-  buttonPage,
-  type HostedRequest,
-  hostedQuery,
-  messagePage,
-  signInPage,
-  signInWithPassword,
-} from '../../modules/hosted/index.js';
+import { type HostedRequest, hostedQuery, signInWithPassword } from '../../modules/hosted/index.js';
 import { browserSessionUser, endBrowserSession } from '../../modules/sessions/index.js';
 import { enabledProviders } from '../../modules/social/index.js';
+import { buttonPage, messagePage, signInPage } from '../../views/hosted.js';
 import { type AppContext, hostedDeps } from '../context.js';
 import { formField } from '../form-body.js';
+import { seeOther } from '../pages/respond.js';
+import { PAGE } from '../pages/scope.js';
 import { clearBrowserCookie } from './cookies.js';
-import { formRoute, PAGE, pageContext, passwordOff, seeOther, sendPage } from './responses.js';
+import { pageContext, passwordOff, sendPage } from './responses.js';
 import { currentBrowserCookie, finishSignIn, redirectSignedIn, resolveHosted } from './setup.js';
 
 /** Sign-in (a returning browser goes straight back) and sign-out. */
@@ -77,7 +73,7 @@ export function signInPages(scope: FastifyInstance, ctx: AppContext) {
     return showSignIn(request, reply, h, 200);
   });
 
-  scope.post('/sign-in/continue', formRoute(scope), async (request, reply) => {
+  scope.post('/sign-in/continue', PAGE, async (request, reply) => {
     const h = await resolveHosted(ctx, request, reply);
     if (!h) return reply;
     const returning = await returningUser(request, h);
@@ -85,7 +81,7 @@ export function signInPages(scope: FastifyInstance, ctx: AppContext) {
     return finishSignIn(ctx, request, reply, h, returning, true);
   });
 
-  scope.post('/sign-in', formRoute(scope), async (request, reply) => {
+  scope.post('/sign-in', PAGE, async (request, reply) => {
     const h = await resolveHosted(ctx, request, reply);
     if (!h) return reply;
     if (!h.tenant.passwordEnabled) return passwordOff(request, reply);
@@ -157,7 +153,7 @@ export function signInPages(scope: FastifyInstance, ctx: AppContext) {
     );
   });
 
-  scope.post('/sign-out', formRoute(scope), async (request, reply) => {
+  scope.post('/sign-out', PAGE, async (request, reply) => {
     const h = await resolveHosted(ctx, request, reply);
     if (!h) return reply;
     const value = currentBrowserCookie(ctx, request, h);

@@ -1,15 +1,12 @@
 import type { FastifyInstance } from 'fastify';
 import { defaults } from '../../config/defaults.js';
 import { LatchkeyError } from '../../errors/index.js';
-import {
-  hostedQuery,
-  messagePage,
-  signUpInBrowser,
-  signUpPage,
-} from '../../modules/hosted/index.js';
+import { hostedQuery, signUpInBrowser } from '../../modules/hosted/index.js';
+import { messagePage, signUpPage } from '../../views/hosted.js';
 import { type AppContext, hostedDeps } from '../context.js';
 import { formField } from '../form-body.js';
-import { errorPage, formRoute, PAGE, pageContext, passwordOff, sendPage } from './responses.js';
+import { PAGE } from '../pages/scope.js';
+import { errorPage, pageContext, passwordOff, sendPage } from './responses.js';
 import { currentBrowserCookie, redirectSignedIn, resolveHosted } from './setup.js';
 
 /** Sign-up with e-mail and password, under the same rules as the API's sign-up. */
@@ -28,7 +25,7 @@ export function signUpPages(scope: FastifyInstance, ctx: AppContext) {
     );
   });
 
-  scope.post('/sign-up', formRoute(scope), async (request, reply) => {
+  scope.post('/sign-up', PAGE, async (request, reply) => {
     const h = await resolveHosted(ctx, request, reply);
     if (!h) return reply;
     if (!h.tenant.passwordEnabled) return passwordOff(request, reply);

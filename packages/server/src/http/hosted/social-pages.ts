@@ -1,9 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { socialDefaults } from '../../config/defaults.js';
 import {
-  buttonPage,
   hostedQuery,
-  messagePage,
   signInWithProvider,
   startedOnCallerPage,
 } from '../../modules/hosted/index.js';
@@ -17,11 +15,15 @@ import {
   SocialRefusal,
   startFlow,
 } from '../../modules/social/index.js';
+import { buttonPage, messagePage } from '../../views/hosted.js';
 import { finishTestSignIn } from '../admin/social-test.js';
 import { type AppContext, hostedDeps } from '../context.js';
 import { formField as field } from '../form-body.js';
-import { isSecure, flowCookie as stateCookie } from './cookies.js';
-import { formRoute, PAGE, pageContext, sendPage } from './responses.js';
+import { isSecure } from '../pages/cookies.js';
+import { seeOther } from '../pages/respond.js';
+import { CROSS_SITE_POST, PAGE } from '../pages/scope.js';
+import { flowCookie as stateCookie } from './cookies.js';
+import { pageContext, sendPage } from './responses.js';
 import { currentBrowserCookie, redirectSignedIn, resolveHosted } from './setup.js';
 
 /** The provider routes' path parameter (checked with isProviderId: an unknown one gets a page). */
@@ -40,7 +42,7 @@ function stringFields(body: unknown): URLSearchParams {
 /** Social sign-in (reference section 1): the provider buttons lead here, and the answers come back here. */
 export function socialPages(scope: FastifyInstance, ctx: AppContext) {
   const secure = isSecure(ctx.authUrl);
-  const [send, page, get, csrfCheck] = [sendPage, pageContext, PAGE, formRoute(scope)];
+  const [send, page] = [sendPage, pageContext];
   const hosted = (request: FastifyRequest, reply: FastifyReply, query?: Record<string, unknown>) =>
     resolveHosted(ctx, request, reply, query);
 
@@ -134,15 +136,17 @@ export function socialPages(scope: FastifyInstance, ctx: AppContext) {
         ...flowCookieAttributes(provider),
         maxAge: socialDefaults.flowLifetimeSeconds,
       });
-      return reply.code(303).header('location', url).header('cache-control', 'no-store').send();
+      return seeOther(reply, url);
     } catch (error) {
       if (error instanceof SocialRefusal) return socialRefusal(request, reply, error.message, back);
       throw error;
     }
   }
 
-  scope.get<Route>('/oauth/:provider/start', get, (request, reply) => begin(request, reply, false));
-  scope.post<Route>('/oauth/:provider/start', csrfCheck, (request, reply) =>
+  scope.get<Route>('/oauth/:provider/start', PAGE, (request, reply) =>
+    begin(request, reply, false),
+  );
+  scope.post<Route>('/oauth/:provider/start', PAGE, (request, reply) =>
     begin(request, reply, true),
   );
 
@@ -191,11 +195,11 @@ export function socialPages(scope: FastifyInstance, ctx: AppContext) {
     }
   }
 
-  scope.get<Route>('/oauth/:provider/callback', get, (request, reply) =>
+  scope.get<Route>('/oauth/:provider/callback', PAGE, (request, reply) =>
     callback(request, reply, new URLSearchParams(request.url.split('?')[1] ?? '')),
   );
   // response_mode=form_post (Apple; no CSRF token: the state cookie binds it instead).
-  scope.post<Route>('/oauth/:provider/callback', get, (request, reply) =>
+  scope.post<Route>('/oauth/:provider/callback', CROSS_SITE_POST, (request, reply) =>
     callback(request, reply, stringFields(request.body)),
   );
 }

@@ -27,13 +27,3 @@ export {
   signUpInBrowser,
   type Unverified,
 } from './sign-in.service.js';
-export {
-  buttonPage,
-  forgotPage,
-  messagePage,
-  type PageContext,
-  type Provider,
-  resetPage,
-  signInPage,
-  signUpPage,
-} from './views.js';

@@ -1,18 +1,10 @@
-import type { Session } from '../../sessions/index.js';
-import type { ListedIdentity } from '../../social/index.js';
-import type { Tenant } from '../../tenants/index.js';
-import type { User } from '../../users/index.js';
-import {
-  type Alert,
-  actionButton,
-  e,
-  field,
-  layout,
-  table,
-  tenantPath,
-  type Viewer,
-  when,
-} from './kit.js';
+import type { Session } from '../../modules/sessions/index.js';
+import type { ListedIdentity } from '../../modules/social/index.js';
+import type { Tenant } from '../../modules/tenants/index.js';
+import type { User } from '../../modules/users/index.js';
+import { type Html, html } from '../html.js';
+import { type Alert, actionButton, field, table, when } from '../kit.js';
+import { layout, tenantPath, type Viewer } from './layout.js';
 
 export function usersPage(p: {
   viewer: Viewer;
@@ -21,16 +13,16 @@ export function usersPage(p: {
   users: User[];
   more: boolean;
   alert?: Alert;
-}): string {
+}): Html {
   const base = tenantPath(p.tenant.id, 'users');
   const rows = p.users.map((u) => [
-    `<a href="${base}/${u.id}">${e(u.email)}</a>`,
-    e(u.name ?? ''),
+    html`<a href="${base}/${u.id}">${u.email}</a>`,
+    u.name ?? '',
     u.disabled ? 'disabled' : 'active',
     u.emailVerified ? 'yes' : 'no',
     when(u.createdAt),
   ]);
-  const search = `<form method="get" action="${base}" class="card" role="search">
+  const search = html`<form method="get" action="${base}" class="card" role="search">
 ${field({ name: 'email', label: 'E-mail address', type: 'email', value: p.email, hint: 'The exact address (case does not matter). Empty: the oldest users.' })}
 <button type="submit">Search</button></form>`;
   return layout({
@@ -39,7 +31,7 @@ ${field({ name: 'email', label: 'E-mail address', type: 'email', value: p.email,
     top: 'tenants',
     tenant: { tenant: p.tenant, section: 'users' },
     alert: p.alert,
-    body: `${search}${table('Users', ['E-mail', 'Name', 'State', 'Verified', 'Created'], rows)}${p.more ? '<p>Only the first page is shown: search by e-mail to find someone.</p>' : ''}`,
+    body: html`${search}${table('Users', ['E-mail', 'Name', 'State', 'Verified', 'Created'], rows)}${p.more && html`<p>Only the first page is shown: search by e-mail to find someone.</p>`}`,
   });
 }
 
@@ -50,18 +42,18 @@ export function userPage(p: {
   identities: ListedIdentity[];
   sessions: Session[];
   alert?: Alert;
-}): string {
+}): Html {
   const u = p.user;
   const base = `${tenantPath(p.tenant.id, 'users')}/${u.id}`;
   const csrf = p.viewer.csrf;
-  const facts = `<dl class="card">
-<dt>Id</dt><dd><code>${e(u.id)}</code></dd>
-<dt>Name</dt><dd>${e(u.name ?? '—')}</dd>
+  const facts = html`<dl class="card">
+<dt>Id</dt><dd><code>${u.id}</code></dd>
+<dt>Name</dt><dd>${u.name ?? '—'}</dd>
 <dt>State</dt><dd>${u.disabled ? 'disabled' : 'active'}</dd>
 <dt>E-mail verified</dt><dd>${u.emailVerified ? 'yes' : 'no'}</dd>
-<dt>Roles</dt><dd>${e(u.roles.join(', ') || '—')}</dd>
+<dt>Roles</dt><dd>${u.roles.join(', ') || '—'}</dd>
 <dt>Created</dt><dd>${when(u.createdAt)}</dd></dl>`;
-  const actions = `<h2>Actions</h2><div class="row">
+  const actions = html`<h2>Actions</h2><div class="row">
 ${
   u.disabled
     ? actionButton(csrf, `${base}/enable`, 'Enable')
@@ -71,7 +63,7 @@ ${
       })
 }
 ${actionButton(csrf, `${base}/sign-out-everywhere`, 'Sign out everywhere')}
-${u.emailVerified ? '' : actionButton(csrf, `${base}/resend-verification`, 'Resend verification')}
+${!u.emailVerified && actionButton(csrf, `${base}/resend-verification`, 'Resend verification')}
 ${actionButton(csrf, `${base}/send-password-reset`, 'Send password reset')}
 ${actionButton(csrf, `${base}/delete`, 'Delete', { danger: true, confirm: 'Delete this user for good?' })}
 </div>`;
@@ -79,9 +71,9 @@ ${actionButton(csrf, `${base}/delete`, 'Delete', { danger: true, confirm: 'Delet
     'Identities',
     ['Provider', 'Subject', 'E-mail', 'Linked', 'Last used'],
     p.identities.map((i) => [
-      e(i.provider),
-      `<code>${e(i.subject)}</code>`,
-      `${e(i.email ?? '—')}${i.emailVerified ? ' (verified)' : ''}`,
+      i.provider,
+      html`<code>${i.subject}</code>`,
+      html`${i.email ?? '—'}${i.emailVerified && ' (verified)'}`,
       when(i.createdAt),
       when(i.lastUsedAt),
     ]),
@@ -92,12 +84,11 @@ ${actionButton(csrf, `${base}/delete`, 'Delete', { danger: true, confirm: 'Delet
     p.sessions.map((s) => [
       when(s.createdAt),
       when(s.lastUsedAt),
-      `<code>${e(s.ip ?? '—')}</code>`,
-      e((s.userAgent ?? '—').slice(0, 80)),
-      s.revokedAt ? `revoked (${e(s.revokedReason ?? '')})` : 'live',
-      s.revokedAt
-        ? ''
-        : actionButton(csrf, `${base}/sessions/${s.id}/revoke`, 'Revoke', { danger: true }),
+      html`<code>${s.ip ?? '—'}</code>`,
+      (s.userAgent ?? '—').slice(0, 80),
+      s.revokedAt ? `revoked (${s.revokedReason ?? ''})` : 'live',
+      !s.revokedAt &&
+        actionButton(csrf, `${base}/sessions/${s.id}/revoke`, 'Revoke', { danger: true }),
     ]),
   );
   return layout({
@@ -106,6 +97,6 @@ ${actionButton(csrf, `${base}/delete`, 'Delete', { danger: true, confirm: 'Delet
     top: 'tenants',
     tenant: { tenant: p.tenant, section: 'users' },
     alert: p.alert,
-    body: `<p><a href="${tenantPath(p.tenant.id, 'users')}">All users</a></p>${facts}${actions}<h2>Identities</h2>${identities}<h2>Sessions</h2>${sessions}`,
+    body: html`<p><a href="${tenantPath(p.tenant.id, 'users')}">All users</a></p>${facts}${actions}<h2>Identities</h2>${identities}<h2>Sessions</h2>${sessions}`,
   });
 }

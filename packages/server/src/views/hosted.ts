@@ -1,0 +1,185 @@
+import { defaults } from '../config/defaults.js';
+import type { Tenant } from '../modules/tenants/index.js';
+import { type Child, type Html, html } from './html.js';
+import { type Alert, alertBox, csrfField, field, hiddenFields, onward } from './kit.js';
+import { DEFAULT_BRAND, hostedStyles } from './styles.js';
+
+/** The hosted pages: sign-in, sign-up, password reset and the one-click pages of mailed links. */
+
+export interface Provider {
+  id: string;
+  name: string;
+}
+
+export interface PageContext {
+  /** The tenant whose branding the page shows, once known. */
+  tenant: Tenant | undefined;
+  nonce: string;
+}
+
+export function layout(ctx: PageContext, title: string, body: Child): Html {
+  const brand = ctx.tenant?.branding.primaryColor ?? DEFAULT_BRAND;
+  const logo = ctx.tenant?.branding.logoUrl;
+  // The logo is decorative: the name follows as text (read once, and shown if the logo fails).
+  const header =
+    ctx.tenant &&
+    html`${logo && html`<img class="logo" src="${logo}" alt="">`}<p class="tenant">${ctx.tenant.name}</p>`;
+  return html`<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width,initial-scale=1">
+<meta name="referrer" content="no-referrer">
+<title>${title}${ctx.tenant && ` · ${ctx.tenant.name}`}</title>
+<style nonce="${ctx.nonce}">${hostedStyles(brand)}</style>
+</head>
+<body>
+<main>
+${header}
+<h1>${title}</h1>
+${body}
+</main>
+</body>
+</html>`;
+}
+
+export interface FormPage {
+  ctx: PageContext;
+  /** The hosted request as a query string (pk, redirect_url, state, code_challenge…). */
+  query: string;
+  csrf: string;
+  alert?: Alert;
+  email?: string;
+  /** Which field the error is about, to focus it. */
+  invalid?: 'email' | 'password' | 'name';
+}
+
+/** The e-mail field of the hosted forms; focused unless the error is about another field. */
+const emailField = (p: FormPage, autocomplete: 'username' | 'email', focus = !p.invalid) =>
+  field({
+    name: 'email',
+    id: 'email',
+    label: 'E-mail address',
+    type: 'email',
+    autocomplete,
+    required: true,
+    value: p.email,
+    autofocus: focus || p.invalid === 'email',
+    invalid: p.invalid === 'email',
+  });
+
+const newPasswordField = (label: string, focus: boolean, invalid: boolean) =>
+  field({
+    name: 'password',
+    id: 'password',
+    label,
+    type: 'password',
+    autocomplete: 'new-password',
+    required: true,
+    hint: `At least ${defaults.password.minLength} characters.`,
+    attrs: { minlength: defaults.password.minLength },
+    autofocus: focus,
+    invalid,
+  });
+
+export function signInPage(
+  p: FormPage & { providers: Provider[]; passwordEnabled: boolean },
+): Html {
+  // Links, not forms: Chrome applies form-action to the redirect to the provider.
+  const providers = p.providers.map(
+    (provider) =>
+      html`<a class="provider" href="/oauth/${provider.id}/start?q=${encodeURIComponent(p.query)}">Continue with ${provider.name}</a>`,
+  );
+  const password =
+    p.passwordEnabled &&
+    html`<form method="post" action="/sign-in?${p.query}" novalidate>
+${csrfField(p.csrf)}
+${emailField(p, 'username')}
+${field({ name: 'password', id: 'password', label: 'Password', type: 'password', autocomplete: 'current-password', required: true, autofocus: p.invalid === 'password', invalid: p.invalid === 'password' })}
+<button type="submit">Sign in</button>
+</form>`;
+  return layout(
+    p.ctx,
+    'Sign in',
+    html`${alertBox(p.alert, 'alert')}${providers}${providers.length > 0 && password && html`<p class="or">or</p>`}${password}
+<nav><a href="/sign-up?${p.query}">Create an account</a><a href="/forgot-password?${p.query}">Forgot your password?</a></nav>`,
+  );
+}
+
+export function signUpPage(p: FormPage): Html {
+  return layout(
+    p.ctx,
+    'Create your account',
+    html`${alertBox(p.alert, 'alert')}<form method="post" action="/sign-up?${p.query}" novalidate>
+${csrfField(p.csrf)}
+${emailField(p, 'email')}
+${newPasswordField('Password', p.invalid === 'password', p.invalid === 'password')}
+<button type="submit">Create account</button>
+</form>
+<nav><a href="/sign-in?${p.query}">Already have an account? Sign in</a></nav>`,
+  );
+}
+
+export function forgotPage(p: FormPage): Html {
+  const intro: Alert = {
+    kind: 'notice',
+    message: 'Enter your e-mail address and we will send you a link to choose a new password.',
+  };
+  return layout(
+    p.ctx,
+    'Reset your password',
+    html`${alertBox(p.alert ?? intro, 'alert')}<form method="post" action="/forgot-password?${p.query}" novalidate>
+${csrfField(p.csrf)}
+${emailField(p, 'email', true)}
+<button type="submit">Send the link</button>
+</form>
+<nav><a href="/sign-in?${p.query}">Back to sign in</a></nav>`,
+  );
+}
+
+export function resetPage(p: {
+  ctx: PageContext;
+  token: string;
+  csrf: string;
+  alert?: Alert;
+}): Html {
+  return layout(
+    p.ctx,
+    'Choose a new password',
+    html`${alertBox(p.alert, 'alert')}<form method="post" action="/reset-password" novalidate>
+${csrfField(p.csrf)}${hiddenFields({ token: p.token })}
+${newPasswordField('New password', true, !!p.alert)}
+<button type="submit">Save the new password</button>
+</form>`,
+  );
+}
+
+/** A message, and maybe a link onwards (refusals, "check your inbox", "done"). */
+export function messagePage(
+  ctx: PageContext,
+  title: string,
+  message: string,
+  link?: { href: string; text: string },
+  kind: Alert['kind'] = 'notice',
+): Html {
+  return layout(ctx, title, html`${alertBox({ kind, message }, 'alert')}${onward(link)}`);
+}
+
+/** One button that POSTs (with CSRF) to `action`, and maybe a link elsewhere. */
+export function buttonPage(p: {
+  ctx: PageContext;
+  title: string;
+  message: string;
+  action: string;
+  csrf: string;
+  button: string;
+  link?: { href: string; text: string };
+  /** Hidden form fields (e.g. a one-time link token). */
+  hidden?: Record<string, string>;
+}): Html {
+  return layout(
+    p.ctx,
+    p.title,
+    html`<p>${p.message}</p><form method="post" action="${p.action}">${csrfField(p.csrf)}${hiddenFields(p.hidden ?? {})}<button type="submit" autofocus>${p.button}</button></form>${onward(p.link)}`,
+  );
+}

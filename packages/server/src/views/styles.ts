@@ -1,0 +1,105 @@
+import { type Html, trusted } from './html.js';
+
+/**
+ * The one style sheet of the server's pages, inlined under the page's CSP nonce: the rules
+ * both areas share, then each area's own layout. The hosted pages take the tenant's brand
+ * colour (and black or white text on it, whichever reads better).
+ */
+const SHARED = `*{box-sizing:border-box}
+body{margin:0;font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:#1f2328}
+a{color:#0550ae}
+.hint{font-size:.875rem;color:#57606a;margin:.25rem 0 0}
+.alert{border-radius:8px;padding:.75rem 1rem;margin:0 0 1rem}
+.error{background:#ffebe9;color:#82071e;border:1px solid #ff8182}
+.notice{background:#ddf4ff;color:#0a3069;border:1px solid #54aeff}
+.alert ul{margin:.25rem 0 0;padding-left:1.25rem}
+.visually-hidden{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}`;
+
+/** The hosted pages: one centred card, full width on a phone. */
+const HOSTED = `body{background:#f3f4f6}
+main{max-width:26rem;margin:2.5rem auto;padding:2rem 1.5rem;background:#fff;border-radius:12px;box-shadow:0 1px 4px rgba(0,0,0,.14)}
+@media (max-width:30rem){main{margin:0;border-radius:0;min-height:100vh;box-shadow:none}}
+.logo{display:block;max-height:3rem;max-width:12rem;margin:0 auto 1rem}
+.tenant{text-align:center;color:#57606a;margin:0 0 .25rem;font-size:.95rem}
+h1{font-size:1.5rem;line-height:1.25;margin:0 0 1.25rem;text-align:center}
+label{display:block;font-weight:600;margin:1rem 0 .3rem}
+input{width:100%;padding:.65rem .75rem;font:inherit;color:inherit;border:1px solid #6e7781;border-radius:8px;background:#fff}
+input:focus{outline:3px solid var(--brand);outline-offset:1px}
+button{display:block;width:100%;margin-top:1.5rem;padding:.75rem;font:inherit;font-weight:600;border:0;border-radius:8px;background:var(--brand);color:var(--on-brand);cursor:pointer}
+button:focus-visible,a:focus-visible{outline:3px solid #1f2328;outline-offset:2px}
+.provider{display:block;text-align:center;text-decoration:none;padding:.7rem;border-radius:8px;font-weight:600;background:#fff;color:#1f2328;border:1px solid #6e7781;margin-top:.75rem}
+nav{margin-top:1.5rem;text-align:center;font-size:.95rem;display:flex;flex-direction:column;gap:.5rem}
+.or{text-align:center;color:#57606a;margin:1.25rem 0 0}`;
+
+/** The admin area: a top bar, wide tables and cards; tables become lists on a phone. */
+const ADMIN = `body{background:#f6f8fa}
+header.top{display:flex;flex-wrap:wrap;align-items:center;gap:.5rem 1.25rem;padding:.6rem 1rem;background:#1f2328;color:#fff}
+header.top a{color:#fff}
+.brand{font-weight:700;text-decoration:none}
+nav ul{list-style:none;margin:0;padding:0;display:flex;flex-wrap:wrap;gap:.25rem .9rem}
+header.top .who{margin-left:auto;display:flex;align-items:center;gap:.75rem;font-size:.9rem}
+header.top button{margin:0;padding:.3rem .7rem;background:#fff;color:#1f2328}
+main{max-width:62rem;margin:0 auto;padding:1rem}
+main.narrow{max-width:26rem;margin:2.5rem auto;background:#fff;border:1px solid #d0d7de;border-radius:8px;padding:1.5rem}
+h1{font-size:1.6rem;margin:.5rem 0 1rem}
+h2{font-size:1.2rem;margin:1.75rem 0 .5rem}
+.crumb{margin:.25rem 0;color:#57606a}
+nav.sub{border-bottom:1px solid #d0d7de;margin-bottom:1rem;padding-bottom:.5rem}
+[aria-current=page]{font-weight:700;text-decoration:none}
+header.top [aria-current=page]{text-decoration:underline}
+.card{background:#fff;border:1px solid #d0d7de;border-radius:8px;padding:1rem;margin:0 0 1rem}
+label{display:block;font-weight:600;margin:.8rem 0 .25rem}
+label.inline{display:flex;gap:.5rem;align-items:center;font-weight:600}
+input,select,textarea{width:100%;max-width:36rem;padding:.5rem .6rem;font:inherit;color:inherit;border:1px solid #6e7781;border-radius:6px;background:#fff}
+input[type=checkbox]{width:auto}
+input[type=color]{width:4rem;height:2.4rem;padding:.1rem}
+textarea{min-height:6rem;font-family:ui-monospace,monospace;font-size:.85rem}
+button{margin-top:1rem;padding:.5rem 1rem;font:inherit;font-weight:600;border:0;border-radius:6px;background:#0550ae;color:#fff;cursor:pointer}
+button.danger{background:#a40e26}
+button.plain{background:#eaeef2;color:#1f2328;margin:0}
+:focus-visible{outline:3px solid #fb8f44;outline-offset:2px}
+.row{display:flex;flex-wrap:wrap;gap:.5rem;align-items:center}
+.row form{margin:0}
+.row button{margin:0}
+code,.mono{font-family:ui-monospace,monospace;font-size:.88rem;overflow-wrap:anywhere}
+pre{background:#f6f8fa;border:1px solid #d0d7de;border-radius:6px;padding:.6rem;overflow-x:auto;font-size:.82rem;white-space:pre-wrap;overflow-wrap:anywhere}
+.scroll{overflow-x:auto}
+table{border-collapse:collapse;width:100%;background:#fff}
+th,td{text-align:left;padding:.4rem .5rem;border-bottom:1px solid #d0d7de;vertical-align:top}
+.secret{font-size:1rem;background:#fff8c5;border:1px solid #d4a72c;padding:.5rem;border-radius:6px}
+.badge{display:inline-block;padding:0 .4rem;border-radius:1rem;background:#eaeef2;font-size:.8rem}
+.grid{display:grid;grid-template-columns:repeat(auto-fit,minmax(17rem,1fr));gap:1rem}
+.preview{margin:0;border:1px dashed #6e7781;border-radius:8px;padding:.75rem;background:#f6f8fa}
+.preview figcaption{font-weight:600;margin:0 0 .5rem}
+.preview iframe{display:block;width:100%;height:40rem;border:1px solid #d0d7de;border-radius:6px;background:#f3f4f6}
+.preview-grid{grid-template-columns:minmax(0,3fr) minmax(0,2fr);align-items:start}
+@media (max-width:56rem){.preview-grid{grid-template-columns:minmax(0,1fr)}}
+form.card>button{display:block}
+@media (max-width:40rem){main{padding:.6rem}main.narrow{margin:0}header.top .who{margin-left:0}
+table,tbody,tr,td{display:block}thead{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0)}
+tr{border-bottom:2px solid #d0d7de;padding:.3rem 0}td{border:0;padding:.15rem .3rem}
+td[data-label]::before{content:attr(data-label) ": ";font-weight:600}}`;
+
+/** WCAG 2.x relative luminance of a #rrggbb colour. */
+function luminance(hex: string): number {
+  const channel = (i: number) => {
+    const c = Number.parseInt(hex.slice(i, i + 2), 16) / 255;
+    return c <= 0.04045 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4;
+  };
+  return 0.2126 * channel(1) + 0.7152 * channel(3) + 0.0722 * channel(5);
+}
+
+/** Black or white, whichever reads better on the brand colour (WCAG contrast ratio). */
+export function textOn(hex: string): '#000000' | '#ffffff' {
+  const l = luminance(hex);
+  return (l + 0.05) / 0.05 >= 1.05 / (l + 0.05) ? '#000000' : '#ffffff';
+}
+
+/** The brand colour of a hosted page whose tenant chose none. */
+export const DEFAULT_BRAND = '#4f46e5';
+
+/** The hosted pages' sheet in the tenant's colour (checked as #rrggbb when it was saved). */
+export const hostedStyles = (brand: string): Html =>
+  trusted(`:root{--brand:${brand};--on-brand:${textOn(brand)}}\n${SHARED}\n${HOSTED}`);
+
+export const ADMIN_STYLES: Html = trusted(`${SHARED}\n${ADMIN}`);
