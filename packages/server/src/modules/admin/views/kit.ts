@@ -89,7 +89,7 @@ function topNav(current: TopSection | undefined): string {
     .join('')}</ul></nav>`;
 }
 
-/** The names of DESIGN section 12, in the order of the tenant's navigation. */
+/** The names of docs/design.md §12.2, in the order of the tenant's navigation. */
 export const SECTION_NAMES: Record<TenantSection, string> = {
   settings: 'Settings',
   branding: 'Branding',

@@ -43,7 +43,7 @@ ${select('plan', 'Plan', PLANS, p.form?.plan ?? 'free')}
   });
 }
 
-/** The snippets of DESIGN section 1, filled with this tenant's values. */
+/** The snippets of docs/design.md §1, filled with this tenant's values. */
 function snippets(tenant: Tenant, authUrl: string, publishableKey: string | undefined): string {
   const pk = publishableKey ?? 'pk_…';
   const origin = tenant.allowedOrigins[0] ?? 'https://app.example.com';
