@@ -7,7 +7,7 @@ import { stop } from './lib/procs.mjs';
 import { createTenant, startRedis } from './lib/services.mjs';
 import { signedIn, twoInstances } from './redis-outage.mjs';
 
-const PLAN_RPS = 10; // DESIGN.md section 4: free is 10 req/s, 600 req/min
+const PLAN_RPS = 10; // docs/design.md §4.4: free is 10 req/s, 600 req/min
 const LOAD_MS = 6000;
 const LANES = 4;
 /**

@@ -1,4 +1,4 @@
-// One source, two builds (DESIGN 10): ESM for bundlers, and the script-tag IIFE. The
+// One source, two builds (docs/design.md §10.1): ESM for bundlers, and the script-tag IIFE. The
 // package's build script runs tsc afterwards for the ESM build's .d.ts files. A third
 // build, dist/preview.js, draws the same buttons for the admin area's Branding preview.
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';

@@ -1,4 +1,4 @@
-// ESM and CJS builds of one source (DESIGN 11), with react and @latchkey/js left to the app:
+// ESM and CJS builds of one source (docs/design.md §11), leaving react and @latchkey/js to the app:
 // one copy of @latchkey/js on the page means one client per publishable key.
 import { execFileSync } from 'node:child_process';
 import { cpSync, readdirSync, rmSync, writeFileSync } from 'node:fs';

@@ -35,7 +35,7 @@ interface TabMessage {
 }
 
 const PROVIDERS = ['google', 'facebook', 'github', 'apple', 'microsoft'];
-/** getToken refreshes when fewer than this many milliseconds remain (DESIGN 10). */
+/** getToken refreshes when fewer than this many milliseconds remain (docs/design.md §10.4). */
 const REFRESH_MARGIN_MS = 30_000;
 
 /** The state before the browser has read storage, and on a server (React's getServerSnapshot). */

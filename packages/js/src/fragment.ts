@@ -1,5 +1,5 @@
 /**
- * The answer of a sign-in in a URL fragment (DESIGN 6: form-encoded), or null when the
+ * The answer of a sign-in in a URL fragment (docs/design.md §6.4: form-encoded), or null when the
  * fragment is not one: it must carry `code`, `access_token` or `error`.
  */
 export function parseCallback(url: string): Record<string, string> | null {

@@ -1,4 +1,4 @@
-/** @latchkey/js: the browser library (DESIGN 10). One entry point; see README.md. */
+/** @latchkey/js: the browser library (docs/design.md §10). One entry point; see README.md. */
 export { Latchkey, SERVER_STATE } from './client.js';
 export { ERROR_CODES, LatchkeyError, type LatchkeyErrorCode } from './errors.js';
 export type { StorageKind } from './storage.js';

@@ -13,7 +13,7 @@ export interface LatchkeyOptions {
   storage?: StorageKind;
 }
 
-/** The decoded access token payload (DESIGN 5). Unverified in the browser. */
+/** The decoded access token payload (docs/design.md §5.1). Unverified in the browser. */
 export interface User {
   sub: string;
   email: string;

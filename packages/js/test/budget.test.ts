@@ -1,4 +1,4 @@
-/** DESIGN 10's budget for the script tag: 6 KB min+gzip with the buttons and marks, ES2017. */
+/** The script tag's budget (docs/design.md §10.1): 6 KB min+gzip with buttons and marks, ES2017. */
 import { existsSync, readFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 import { parse } from 'acorn';

@@ -1,4 +1,4 @@
-/** @latchkey/react: React components and hooks on top of @latchkey/js (DESIGN 11). */
+/** @latchkey/react: React components and hooks on top of @latchkey/js (docs/design.md §11). */
 
 export {
   LatchkeyError,

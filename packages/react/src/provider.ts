@@ -50,7 +50,7 @@ function useEffectState(client: LatchkeyClient | null): LatchkeyState {
 
 const useClientState = useSyncExternalStore ? useStoreState : useEffectState;
 
-/** A sign-in answer in the fragment (DESIGN 6): the provider waits for it before it is loaded. */
+/** A sign-in answer in the fragment (docs/design.md §6.4): isLoaded waits until it is handled. */
 const ANSWER = /[#&](code|access_token|error)=/;
 
 const onServer = () =>

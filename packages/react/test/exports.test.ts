@@ -1,5 +1,5 @@
 /**
- * The public exports are a contract (DESIGN 11): the built package, as `import` and as
+ * The public exports are a contract (docs/design.md §11): the built package, as `import` and as
  * `require` sees it, against a snapshot. A change here is a change to the API.
  */
 import { readFileSync } from 'node:fs';

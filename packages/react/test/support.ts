@@ -21,8 +21,8 @@ export function freshSession(): ServerSession {
 }
 
 /**
- * Puts a session where @latchkey/js keeps it (`latchkey:{pk}`, DESIGN 10), as if this browser
- * had signed in before the page loaded.
+ * Puts a session where @latchkey/js keeps it (`latchkey:{pk}`, docs/design.md §10.2), as if this
+ * browser had signed in before the page loaded.
  */
 export function storeSession(publishableKey: string, s: ServerSession): void {
   localStorage.setItem(

@@ -21,7 +21,7 @@ const ADMIN_FLAGS = {
 const USAGE =
   'usage: latchkey admin create --email E [--password P] [--superuser | --tenant ID…] | list | delete --email E | reset-password --email E [--password P]';
 
-/** Admin accounts of the admin area (DESIGN section 12). */
+/** Admin accounts of the admin area (docs/design.md §12.1). */
 export async function adminCommand(
   config: Config,
   database: Database,

@@ -161,7 +161,7 @@ export const defaults = {
     /** A custom `aud` (RFC 7519 StringOrURI). */
     audienceMaxLength: 256,
   },
-  /** Requests per second / per minute for each plan (reference section 8). */
+  /** Requests per second / per minute for each plan (docs/design.md §4.4). */
   plans: {
     free: { rps: 10, rpm: 600 },
     pro: { rps: 100, rpm: 6000 },
@@ -206,7 +206,7 @@ export const defaults = {
     /** The dev outbox (no SMTP_URL). */
     outboxMs: 7 * 24 * 60 * 60_000,
   },
-  /** The admin area (DESIGN section 12). */
+  /** The admin area (docs/design.md §12). */
   admin: {
     /** An admin's sign-in lasts at most this long, and ends after this much idleness. */
     sessionMs: 12 * 60 * 60_000,

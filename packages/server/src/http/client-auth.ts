@@ -13,7 +13,7 @@ import type { AppContext } from './context.js';
 /**
  * The client authentication methods the introspection endpoint accepts, as its metadata
  * lists them (RFC 8414 section 2): the client id is the tenant id, the secret a secret key.
- * `Authorization: Bearer sk_…` (the reference's form) works too; it has no registered name.
+ * `Authorization: Bearer sk_…` (docs/design.md §5.4) works too; it has no registered name.
  */
 export const CLIENT_AUTH_METHODS = ['client_secret_basic', 'client_secret_post'] as const;
 

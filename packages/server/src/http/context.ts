@@ -31,7 +31,7 @@ export interface AppContext {
   sessions: Sessions;
   /** Access tokens whose signature and claims already passed (introspection). */
   verifiedTokens: VerifiedTokens<ActiveClaims>;
-  /** `{auth_url}` of the reference: hosted pages, JWKS and token issuers live here. */
+  /** `{auth_url}` of docs/design.md §3: hosted pages, JWKS and token issuers live here. */
   authUrl: string;
   signInPolicy: SignInPolicy;
 }

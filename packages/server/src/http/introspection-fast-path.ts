@@ -13,7 +13,7 @@ import { hasNul } from './json-body.js';
 
 /**
  * Introspection without the framework, for the requests that make up nearly all of its
- * traffic: servers call it on every request they serve (reference section 4.2), and
+ * traffic: servers call it on every request they serve (docs/design.md §5.4), and
  * Fastify's routing, hooks, request and reply objects cost more than the answer itself.
  *
  * It takes a request only when everything it needs is already in memory and the answer

@@ -39,14 +39,14 @@ function stringFields(body: unknown): URLSearchParams {
   return params;
 }
 
-/** Social sign-in (reference section 1): the provider buttons lead here, and the answers come back here. */
+/** Social sign-in (docs/design.md §20): the provider buttons lead here, and the answers come back here. */
 export function socialPages(scope: FastifyInstance, ctx: AppContext) {
   const secure = isSecure(ctx.authUrl);
   const [send, page] = [sendPage, pageContext];
   const hosted = (request: FastifyRequest, reply: FastifyReply, query?: Record<string, unknown>) =>
     resolveHosted(ctx, request, reply, query);
 
-  // ----- Social sign-in (reference section 1): start, and the provider's answer -----
+  // ----- Social sign-in (docs/design.md §20): start, and the provider's answer -----
   const flowDeps = {
     db: ctx.database.db,
     bus: ctx.bus,

@@ -11,7 +11,7 @@ import { userPages } from '../admin/user-pages.js';
 import type { AppContext } from '../context.js';
 
 /**
- * The admin area at `{auth_url}/admin` (DESIGN section 12): server-rendered pages with
+ * The admin area at `{auth_url}/admin` (docs/design.md §12): server-rendered pages with
  * one small script (copy buttons, the Branding preview); every page works without it.
  */
 export function adminRoutes(app: FastifyInstance, ctx: AppContext) {

@@ -7,7 +7,7 @@ import { signUpPages } from '../hosted/sign-up-page.js';
 import { socialPages } from '../hosted/social-pages.js';
 
 /**
- * The hosted pages of reference section 4.3: sign-in, sign-up, password reset, e-mail
+ * The hosted pages of docs/design.md §19: sign-in, sign-up, password reset, e-mail
  * verification. They work without JavaScript (there is none), so the CSP forbids scripts.
  */
 export function hostedPageRoutes(app: FastifyInstance, ctx: AppContext) {

@@ -53,7 +53,7 @@ const Result = Type.Object(
 
 export function introspectionRoutes(app: FastifyInstance, ctx: AppContext) {
   const client = introspectionClient(ctx, 'tokens:introspect');
-  // RFC 7662 section 2.1: the request is form-encoded; the reference sends JSON. Both work.
+  // RFC 7662 section 2.1: the request is form-encoded; docs/design.md §5.4 also takes JSON.
   app.register(async (plain) => {
     const scope = plain.withTypeProvider<TypeBoxTypeProvider>();
     scope.addContentTypeParser(

@@ -5,7 +5,7 @@ import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { LatchkeyError } from '../../errors/index.js';
 
-/** The built script of @latchkey/js, compressed once at start (DESIGN 10). */
+/** The built script of @latchkey/js, compressed once at start (docs/design.md §10.1). */
 export interface BrowserScript {
   version: string;
   etag: string;

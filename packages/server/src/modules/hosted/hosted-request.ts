@@ -15,7 +15,7 @@ export class Refusal extends Error {
   override name = 'Refusal';
 }
 
-/** Checks pk and redirect_url exactly as DESIGN section 4 says; refusals are pages, never redirects. */
+/** Checks pk and redirect_url as docs/design.md §4.3 says; refusals are pages, never redirects. */
 export async function checkHostedRequest(
   deps: { keys: KeyResolver },
   query: Record<string, unknown>,
@@ -69,8 +69,8 @@ export async function checkHostedRequest(
  * Whether a click on the caller's own page started this request: browsers send that page's
  * origin as the Referer of a cross-origin navigation (the default strict-origin-when-cross-
  * origin policy), and no other site can make them send it. The browser library's provider
- * buttons go straight to the provider this way (DESIGN 10), protected as RFC 9700 section
- * 2.1 says: the exact allowed origin, PKCE S256 and `state` keep the code for that page.
+ * buttons go straight to the provider this way (docs/design.md §10.3), protected as RFC 9700
+ * section 2.1 says: the exact allowed origin, PKCE S256 and `state` keep the code for that page.
  */
 export function startedOnCallerPage(request: HostedRequest, referer: string | undefined): boolean {
   if (!referer) return false;

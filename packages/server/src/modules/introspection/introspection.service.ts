@@ -134,7 +134,7 @@ function checkedClaims(
     Math.floor(now / 1000),
   );
   const claims = payload && claimsOf(payload);
-  // 4. Rule 1 of the reference: a token of another tenant is inactive; an `iat` in the
+  // 4. Rule 1 of docs/design.md §5.4: a token of another tenant is inactive; an `iat` in the
   //    future is not believed.
   if (!claims || claims.tid !== tenant.id) return undefined;
   if (claims.iat > now / 1000 + SKEW_SECONDS) return undefined;
@@ -149,7 +149,7 @@ function checkedClaims(
 }
 
 /**
- * Reference section 4.2 and RFC 7662, as named steps. Every failure answers exactly
+ * docs/design.md §5.4 and RFC 7662, as named steps. Every failure answers exactly
  * `{ active: false }`: the caller learns nothing about why. When the tenant's key, the
  * token (or only the key: then RSA) and the session are in memory, the answer comes
  * without an await and is not a promise (the hot path); otherwise it waits for the

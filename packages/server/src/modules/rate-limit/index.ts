@@ -13,7 +13,7 @@ import type { Decision, Window } from './rate-limit.service.js';
 const windowsOf = new WeakMap<RateLimits, readonly Window[]>();
 
 /**
- * The two windows of a plan (reference section 8): requests per second and per minute.
+ * The two windows of a plan (docs/design.md §4.4): requests per second and per minute.
  * Made once per limits object (tenants are cached), so that counting a request builds no
  * window, policy header or window id.
  */

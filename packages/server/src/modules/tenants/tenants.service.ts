@@ -84,7 +84,7 @@ export function toTenant(row: TenantRow): Tenant {
 const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
 
 /**
- * The one scheme rule of DESIGN section 4, for allowed origins and redirect URLs alike:
+ * The one scheme rule of docs/design.md §4.3, for allowed origins and redirect URLs alike:
  * https, or http only for localhost / 127.0.0.1 and only on development tenants.
  */
 export function schemeProblem(url: URL, environment: Environment): string | null {

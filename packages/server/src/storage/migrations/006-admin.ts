@@ -2,7 +2,7 @@ import { type Kysely, PostgresAdapter, sql } from 'kysely';
 import type { Migration } from 'kysely/migration';
 
 /**
- * The admin area (DESIGN section 12): admin accounts apart from tenants' users, their
+ * The admin area (docs/design.md §12): admin accounts apart from tenants' users, their
  * sessions and tenant grants; the audit log gains an actor and events without a tenant
  * (an admin's own sign-in failures); a social flow can be an admin's "Test sign-in".
  */
