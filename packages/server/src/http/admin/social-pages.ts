@@ -1,10 +1,10 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { defaults } from '../../config/defaults.js';
 import { LatchkeyError } from '../../errors/index.js';
 import { auditChange, needsReauth, tenantForAdmin } from '../../modules/admin/index.js';
 import {
   authorizationOrigin,
   callbackUrl,
+  findTestResult,
   isProviderId,
   listProviderSettings,
   PROVIDER_IDS,
@@ -160,15 +160,13 @@ export function socialPages(scope: FastifyInstance, ctx: AppContext) {
     const { admin } = signedIn(request);
     const tenant = await tenantForAdmin(db, admin, request.params.tenantId);
     const provider = providerOf(request.params.provider);
-    const flow = await db
-      .selectFrom('oauth_flows')
-      .select(['test_result'])
-      .where('state', '=', request.params.state.slice(0, defaults.hosted.stateMaxLength))
-      .where('tenant_id', '=', tenant.id)
-      .where('provider', '=', provider)
-      .where('admin_id', '=', admin.id)
-      .executeTakeFirst();
-    if (!flow?.test_result) throw new LatchkeyError('not_found', 'No such test');
+    const result = await findTestResult(db, {
+      state: request.params.state,
+      tenantId: tenant.id,
+      provider,
+      adminId: admin.id,
+    });
+    if (!result) throw new LatchkeyError('not_found', 'No such test');
     return sendAdminPage(
       reply,
       200,
@@ -176,7 +174,7 @@ export function socialPages(scope: FastifyInstance, ctx: AppContext) {
         viewer: viewer(request, reply),
         tenant,
         providerName: PROVIDERS[provider].name,
-        result: JSON.parse(flow.test_result) as TestResult,
+        result: result as TestResult,
       }),
     );
   });

@@ -5,6 +5,7 @@ import {
   type ProviderId,
   previewProfile,
   SocialRefusal,
+  saveTestResult,
 } from '../../modules/social/index.js';
 import { getTenant } from '../../modules/tenants/index.js';
 import { type TestResult, testFinishedPage } from '../../views/admin/social.js';
@@ -52,11 +53,7 @@ export async function finishTestSignIn(
     if (!(error instanceof SocialRefusal)) throw error;
     result = { ok: false, message: error.message };
   }
-  await db
-    .updateTable('oauth_flows')
-    .set({ test_result: JSON.stringify(result) })
-    .where('state', '=', flow.state)
-    .execute();
+  await saveTestResult(db, flow.state, result);
   const next = `/admin/tenants/${tenant.id}/social/${provider}/test/${encodeURIComponent(flow.state)}`;
   return sendPage(reply, 200, testFinishedPage(request.cspNonce, next));
 }

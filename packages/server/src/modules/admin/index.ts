@@ -15,4 +15,4 @@ export {
   reauthenticate,
   signInAdmin,
   signOutAdmin,
-} from './sessions.service.js';
+} from './admin-sign-in.service.js';

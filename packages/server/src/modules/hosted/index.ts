@@ -1,3 +1,14 @@
+export {
+  type BrowserMeta,
+  type BrowserSignIn,
+  type BrowserSignUp,
+  redeemCode,
+  signInBrowser,
+  signInWithPassword,
+  signInWithProvider,
+  signUpInBrowser,
+  type Unverified,
+} from './browser-sign-in.service.js';
 export type { HostedDeps } from './deps.js';
 export {
   completePasswordReset,
@@ -16,14 +27,3 @@ export {
   Refusal,
   startedOnCallerPage,
 } from './hosted-request.js';
-export {
-  type BrowserMeta,
-  type BrowserSignIn,
-  type BrowserSignUp,
-  redeemCode,
-  signInBrowser,
-  signInWithPassword,
-  signInWithProvider,
-  signUpInBrowser,
-  type Unverified,
-} from './sign-in.service.js';

@@ -4,9 +4,14 @@ import { TtlCache } from '../../cache/ttl-cache.js';
 import { defaults, type Environment } from '../../config/defaults.js';
 import { sha256Hex } from '../../crypto/hash.js';
 import { LatchkeyError, validationFailed } from '../../errors/index.js';
-import { type ApiKeyRow, type Publisher, type Schema, transact } from '../../storage/index.js';
+import {
+  type ApiKeyRow,
+  type Publisher,
+  type Schema,
+  type TenantRow,
+  transact,
+} from '../../storage/index.js';
 import { getTenant, type Tenant, toTenant } from '../tenants/index.js';
-import { findLiveKeyByHash, insertKey, listKeyRows, revokeKeyRow } from './keys.repository.js';
 
 export const SCOPES = ['users:read', 'users:write', 'sessions:write', 'tokens:introspect'] as const;
 export type Scope = (typeof SCOPES)[number];
@@ -220,4 +225,100 @@ export class KeyResolver {
     const found = presented.startsWith('pk_') ? await this.resolve(presented) : undefined;
     return found?.key.kind === 'publishable' ? found : undefined;
   }
+}
+
+// ----- The api_keys table -----
+
+export async function insertKey(db: Kysely<Schema>, row: ApiKeyRow): Promise<void> {
+  await db.insertInto('api_keys').values(row).execute();
+}
+
+export async function listKeyRows(db: Kysely<Schema>, tenantId: string): Promise<ApiKeyRow[]> {
+  return db
+    .selectFrom('api_keys')
+    .selectAll()
+    .where('tenant_id', '=', tenantId)
+    .orderBy('created_at')
+    .orderBy('id')
+    .execute();
+}
+
+export async function revokeKeyRow(
+  db: Kysely<Schema>,
+  tenantId: string,
+  keyId: string,
+  at: number,
+): Promise<ApiKeyRow | undefined> {
+  await db
+    .updateTable('api_keys')
+    .set({ revoked_at: at })
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', keyId)
+    .where('revoked_at', 'is', null)
+    .execute();
+  return db
+    .selectFrom('api_keys')
+    .selectAll()
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', keyId)
+    .executeTakeFirst();
+}
+
+/** The live key with this hash, and its tenant, in one query. */
+export async function findLiveKeyByHash(
+  db: Kysely<Schema>,
+  hash: string,
+): Promise<{ key: ApiKeyRow; tenant: TenantRow } | undefined> {
+  const row = await db
+    .selectFrom('api_keys as k')
+    .innerJoin('tenants as t', 't.id', 'k.tenant_id')
+    .selectAll('t')
+    .select([
+      'k.id as k_id',
+      'k.kind as k_kind',
+      'k.hash as k_hash',
+      'k.prefix as k_prefix',
+      'k.last4 as k_last4',
+      'k.publishable as k_publishable',
+      'k.scopes as k_scopes',
+      'k.name as k_name',
+      'k.created_at as k_created_at',
+      'k.revoked_at as k_revoked_at',
+      'k.last_used_at as k_last_used_at',
+    ])
+    .where('k.hash', '=', hash)
+    .where('k.revoked_at', 'is', null)
+    .executeTakeFirst();
+  if (!row) return undefined;
+  const {
+    k_id,
+    k_kind,
+    k_hash,
+    k_prefix,
+    k_last4,
+    k_publishable,
+    k_scopes,
+    k_name,
+    k_created_at,
+    k_revoked_at,
+    k_last_used_at,
+    ...tenant
+  } = row;
+  return {
+    key: {
+      id: k_id,
+      tenant_id: tenant.id,
+      kind: k_kind,
+      hash: k_hash,
+      prefix: k_prefix,
+      last4: k_last4,
+      publishable: k_publishable,
+      scopes: k_scopes,
+      name: k_name,
+      created_at: k_created_at,
+      revoked_at: k_revoked_at,
+      last_used_at: k_last_used_at,
+    },
+    tenant,
+  };
 }

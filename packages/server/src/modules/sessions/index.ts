@@ -5,7 +5,7 @@ export {
   signIn,
   signOutEverywhere,
   updateUser,
-} from './account.service.js';
+} from './account-workflows.service.js';
 export {
   bindBrowserSession,
   browserSessionBinding,

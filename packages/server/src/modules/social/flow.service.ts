@@ -1,7 +1,9 @@
 import { createRemoteJWKSet, decodeJwt, jwtVerify } from 'jose';
+import type { Kysely } from 'kysely';
 import * as oauth from 'oauth4webapi';
-import { socialDefaults } from '../../config/defaults.js';
+import { defaults, socialDefaults } from '../../config/defaults.js';
 import type { SecretBox } from '../../crypto/secret-box.js';
+import type { Schema } from '../../storage/index.js';
 import { addressBucket, type RateLimitService } from '../rate-limit/index.js';
 import type { Tenant } from '../tenants/index.js';
 import { type LinkDeps, SocialRefusal } from './link.service.js';
@@ -303,4 +305,29 @@ export async function finishFlow(
       `${name} could not be reached, or answered something we could not use. Try again.`,
     );
   }
+}
+
+/** Keeps what an admin's "Test sign-in" found, for the admin's next page to show. */
+export async function saveTestResult(db: Kysely<Schema>, state: string, result: unknown) {
+  await db
+    .updateTable('oauth_flows')
+    .set({ test_result: JSON.stringify(result) })
+    .where('state', '=', state)
+    .execute();
+}
+
+/** What this admin's test of this tenant's provider found, or undefined. */
+export async function findTestResult(
+  db: Kysely<Schema>,
+  test: { state: string; tenantId: string; provider: ProviderId; adminId: string },
+): Promise<unknown> {
+  const flow = await db
+    .selectFrom('oauth_flows')
+    .select(['test_result'])
+    .where('state', '=', test.state.slice(0, defaults.hosted.stateMaxLength))
+    .where('tenant_id', '=', test.tenantId)
+    .where('provider', '=', test.provider)
+    .where('admin_id', '=', test.adminId)
+    .executeTakeFirst();
+  return flow?.test_result ? JSON.parse(flow.test_result) : undefined;
 }

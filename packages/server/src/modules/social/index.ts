@@ -3,7 +3,9 @@ export {
   callbackUrl,
   claimFlow,
   type FlowDeps,
+  findTestResult,
   finishFlow,
+  saveTestResult,
   startFlow,
 } from './flow.service.js';
 export { type ListedIdentity, listIdentities } from './identities.js';

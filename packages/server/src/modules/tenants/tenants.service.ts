@@ -9,13 +9,13 @@ import {
 } from '../../config/defaults.js';
 import { type FieldError, LatchkeyError, validationFailed } from '../../errors/index.js';
 import {
+  type NewTenantRow,
   type Publisher,
   type Schema,
   type TenantRow,
   type TenantUpdate,
   transact,
 } from '../../storage/index.js';
-import { findTenant, insertTenant, listTenantRows, updateTenantRow } from './tenants.repository.js';
 
 export interface RateLimits {
   rps: number;
@@ -304,4 +304,26 @@ export async function updateTenant(
     invalidate(`tenant:${id}`);
     return getTenant(db, id);
   });
+}
+
+// ----- The tenants table -----
+
+export async function insertTenant(db: Kysely<Schema>, row: NewTenantRow): Promise<void> {
+  await db.insertInto('tenants').values(row).execute();
+}
+
+export async function findTenant(db: Kysely<Schema>, id: string): Promise<TenantRow | undefined> {
+  return db.selectFrom('tenants').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+export async function listTenantRows(db: Kysely<Schema>): Promise<TenantRow[]> {
+  return db.selectFrom('tenants').selectAll().orderBy('created_at').orderBy('id').execute();
+}
+
+export async function updateTenantRow(
+  db: Kysely<Schema>,
+  id: string,
+  update: TenantUpdate,
+): Promise<void> {
+  await db.updateTable('tenants').set(update).where('id', '=', id).execute();
 }

@@ -1,11 +1,22 @@
-export { emailKey, isValidEmail } from './email.js';
-export { createPasswordHasher, type PasswordHasher } from './password.js';
 export {
   allowAddress,
   type SignInDeps,
   type SignInPolicy,
   verifyCredentials,
-} from './sign-in.service.js';
+} from './credentials.service.js';
+export { emailKey, isValidEmail } from './email.js';
+export { createPasswordHasher, type PasswordHasher } from './password.js';
+export {
+  checkPassword,
+  createUserWithoutPassword,
+  insertNewUser,
+  preparePasswordUser,
+  type SignUpInput,
+  type SignUpResult,
+  signUp,
+  type UsersDeps,
+} from './sign-up.service.js';
+export { Metadata, NAME_MAX_LENGTH, SignUpBody, SignUpResponse } from './users.schemas.js';
 export {
   applyUserUpdate,
   deleteUser,
@@ -18,15 +29,4 @@ export {
   type UpdateUserInput,
   type User,
   userHasPassword,
-} from './users.admin.js';
-export { Metadata, NAME_MAX_LENGTH, SignUpBody, SignUpResponse } from './users.schemas.js';
-export {
-  checkPassword,
-  createUserWithoutPassword,
-  insertNewUser,
-  preparePasswordUser,
-  type SignUpInput,
-  type SignUpResult,
-  signUp,
-  type UsersDeps,
 } from './users.service.js';

@@ -1,170 +1,280 @@
-import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { defaults } from '../../config/defaults.js';
 import { type FieldError, LatchkeyError, validationFailed } from '../../errors/index.js';
-import { isUniqueViolation, type Schema, type UserRow } from '../../storage/index.js';
-import type { Tenant } from '../tenants/index.js';
-import { emailKey, isValidEmail } from './email.js';
-import { codePointLength, type PasswordHasher } from './password.js';
+import {
+  isUuid,
+  type Publisher,
+  type Schema,
+  transact,
+  type UserRow,
+} from '../../storage/index.js';
+import { emailKey } from './email.js';
 import { checkMetadata, checkName } from './profile-rules.js';
-import { toUser, type User } from './users.admin.js';
-import { findUserByEmailKey, insertUser } from './users.repository.js';
 
-export interface SignUpInput {
+/** A user as the API shows it. The password hash never leaves this module. */
+export interface User {
+  id: string;
   email: string;
-  password: string;
-  name?: string | undefined;
-  metadata?: Record<string, unknown> | undefined;
-}
-
-export interface SignUpResult {
-  userId: string;
-  email: string;
+  name: string | null;
+  metadata: Record<string, unknown>;
+  roles: string[];
+  emailVerified: boolean;
+  disabled: boolean;
   createdAt: string;
-  verificationRequired: boolean;
+  updatedAt: string;
 }
 
-export interface UsersDeps {
-  db: Kysely<Schema>;
-  hasher: PasswordHasher;
-}
-
-/** The password rules alone (the reset page uses them too). */
-export function checkPassword(password: string): FieldError[] {
-  return checkSignUp({ email: 'x@example.com', password }).filter((e) => e.path === '/password');
-}
-
-/** The field rules of sign-up; the same rules serve the API and the hosted pages. */
-export function checkSignUp(input: SignUpInput): FieldError[] {
-  const errors: FieldError[] = [];
-  const email = input.email.trim();
-  if (!isValidEmail(email)) {
-    errors.push({
-      path: '/email',
-      code: 'email_invalid',
-      message: 'email is not a valid e-mail address',
-    });
-  }
-  const { minLength, maxLength } = defaults.password;
-  const length = codePointLength(input.password);
-  if (!input.password.isWellFormed()) {
-    errors.push({
-      path: '/password',
-      code: 'password_invalid',
-      message: 'password contains an unpaired surrogate',
-    });
-  } else if (length < minLength) {
-    errors.push({
-      path: '/password',
-      code: 'password_too_short',
-      message: `password must be at least ${minLength} characters`,
-    });
-  } else if (length > maxLength) {
-    errors.push({
-      path: '/password',
-      code: 'password_too_long',
-      message: `password must be at most ${maxLength} characters`,
-    });
-  }
-  const nameError = input.name === undefined ? undefined : checkName(input.name);
-  if (nameError) errors.push(nameError);
-  const metadataError = input.metadata === undefined ? undefined : checkMetadata(input.metadata);
-  if (metadataError) errors.push(metadataError);
-  return errors;
-}
-
-function emailTaken(): LatchkeyError {
-  return new LatchkeyError('email_taken', 'An account with this e-mail address already exists');
-}
-
-/** Sign-up over the API: one insert, so one statement is the whole transaction. */
-export async function signUp(
-  deps: UsersDeps,
-  tenant: Tenant,
-  input: SignUpInput,
-): Promise<SignUpResult> {
-  const row = await preparePasswordUser(deps, tenant, input);
-  await insertNewUser(deps.db, row);
+export function toUser(row: UserRow): User {
   return {
-    userId: row.id,
+    id: row.id,
     email: row.email,
+    name: row.name,
+    metadata: JSON.parse(row.metadata) as Record<string, unknown>,
+    roles: JSON.parse(row.roles) as string[],
+    emailVerified: row.email_verified_at !== null,
+    disabled: row.disabled_at !== null,
     createdAt: new Date(row.created_at).toISOString(),
-    verificationRequired: tenant.requireEmailVerification,
+    updatedAt: new Date(row.updated_at).toISOString(),
   };
 }
 
-/**
- * Checks a sign-up and hashes its password, before any transaction opens (argon2 is
- * slow and must hold no lock); `insertNewUser` then writes the row.
- */
-export async function preparePasswordUser(
-  deps: UsersDeps,
-  tenant: Tenant,
-  input: SignUpInput,
-): Promise<UserRow> {
-  const errors = checkSignUp(input);
-  if (errors.length) throw validationFailed(errors);
-  const email = input.email.trim();
-  const key = emailKey(email);
-  // Checked before hashing so that a duplicate costs no argon2 work; the unique index
-  // settles races between concurrent sign-ups.
-  if (await findUserByEmailKey(deps.db, tenant.id, key)) throw emailTaken();
-  const passwordHash = await deps.hasher.hash(input.password);
-  const now = Date.now();
-  return {
-    id: randomUUID(),
-    tenant_id: tenant.id,
-    email,
-    email_key: key,
-    password_hash: passwordHash,
-    name: input.name?.trim() ?? null,
-    metadata: JSON.stringify(input.metadata ?? {}),
-    roles: '[]',
-    email_verified_at: null,
-    disabled_at: null,
-    created_at: now,
-    updated_at: now,
-  };
-}
-
-/** Writes a new user; email_taken when the address is registered already. */
-export async function insertNewUser(db: Kysely<Schema>, row: UserRow): Promise<User> {
-  try {
-    await insertUser(db, row);
-  } catch (error) {
-    if (isUniqueViolation(error)) throw emailTaken();
-    throw error;
-  }
+export async function getUser(db: Kysely<Schema>, tenantId: string, id: string): Promise<User> {
+  const row = isUuid(id) ? await findUserById(db, tenantId, id) : undefined;
+  if (!row) throw new LatchkeyError('not_found', `No user ${id}`);
   return toUser(row);
 }
 
-/** A user who signs in with a provider only (no password). */
-export async function createUserWithoutPassword(
+export interface ListUsersInput {
+  email?: string;
+  limit?: number;
+  cursor?: string;
+}
+
+function decodeCursor(cursor: string): { createdAt: number; id: string } {
+  try {
+    const [createdAt, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as [
+      number,
+      string,
+    ];
+    if (Number.isSafeInteger(createdAt) && createdAt >= 0 && typeof id === 'string' && isUuid(id)) {
+      return { createdAt, id };
+    }
+  } catch {}
+  throw new LatchkeyError('invalid_request', 'cursor is not one this API returned');
+}
+
+/** Oldest first; pass `nextCursor` back as `cursor` for the next page. */
+export async function listUsers(
   db: Kysely<Schema>,
-  tenant: Tenant,
-  input: { email: string; name: string | null; emailVerified: boolean },
-): Promise<User> {
-  const email = input.email.trim();
-  if (!isValidEmail(email)) {
-    throw validationFailed([
-      { path: '/email', code: 'email_invalid', message: 'email is not a valid e-mail address' },
-    ]);
-  }
-  const now = Date.now();
-  const row: UserRow = {
-    id: randomUUID(),
-    tenant_id: tenant.id,
-    email,
-    email_key: emailKey(email),
-    password_hash: null,
-    // A provider's name is kept only if it follows our name rules.
-    name: input.name && !checkName(input.name) ? input.name.trim() : null,
-    metadata: '{}',
-    roles: '[]',
-    email_verified_at: input.emailVerified ? now : null,
-    disabled_at: null,
-    created_at: now,
-    updated_at: now,
+  tenantId: string,
+  input: ListUsersInput,
+): Promise<{ data: User[]; nextCursor: string | null }> {
+  const limit = input.limit ?? defaults.users.pageSize;
+  const rows = await listUserRows(db, tenantId, {
+    emailKey: input.email === undefined ? undefined : emailKey(input.email.trim()),
+    after: input.cursor ? decodeCursor(input.cursor) : undefined,
+    limit: limit + 1,
+  });
+  const page = rows.slice(0, limit);
+  const last = page.at(-1);
+  return {
+    data: page.map(toUser),
+    nextCursor:
+      rows.length > limit && last
+        ? Buffer.from(JSON.stringify([last.created_at, last.id])).toString('base64url')
+        : null,
   };
-  return insertNewUser(db, row);
+}
+
+export interface UpdateUserInput {
+  name?: string | null;
+  metadata?: Record<string, unknown>;
+  roles?: string[];
+  disabled?: boolean;
+}
+
+const ROLE_MAX = defaults.users.roles.maxLength;
+const ROLE = new RegExp(`^[A-Za-z0-9_.:-]{1,${ROLE_MAX}}$`);
+
+/**
+ * Checks and writes a change to a user, within the caller's transaction (the workflow
+ * `updateUser` of the sessions module also revokes sessions when it disables).
+ */
+export async function applyUserUpdate(
+  db: Kysely<Schema>,
+  tenantId: string,
+  id: string,
+  input: UpdateUserInput,
+): Promise<{ user: User; disabledNow: boolean }> {
+  const before = await getUser(db, tenantId, id);
+  const errors: FieldError[] = [];
+  const nameError = typeof input.name === 'string' ? checkName(input.name) : undefined;
+  if (nameError) errors.push(nameError);
+  const metadataError = input.metadata === undefined ? undefined : checkMetadata(input.metadata);
+  if (metadataError) errors.push(metadataError);
+  input.roles?.forEach((role, i) => {
+    if (!ROLE.test(role)) {
+      errors.push({
+        path: `/roles/${i}`,
+        code: 'roles_invalid',
+        message: `a role is 1 to ${ROLE_MAX} of A-Z a-z 0-9 _ . : -`,
+      });
+    }
+  });
+  if (errors.length) throw validationFailed(errors);
+  const now = Date.now();
+  await updateUserRow(db, tenantId, id, {
+    updated_at: now,
+    ...(input.name !== undefined ? { name: input.name === null ? null : input.name.trim() } : {}),
+    ...(input.metadata !== undefined ? { metadata: JSON.stringify(input.metadata) } : {}),
+    ...(input.roles !== undefined ? { roles: JSON.stringify([...new Set(input.roles)]) } : {}),
+    ...(input.disabled !== undefined
+      ? { disabled_at: input.disabled ? (before.disabled ? undefined : now) : null }
+      : {}),
+  });
+  return {
+    user: await getUser(db, tenantId, id),
+    disabledNow: input.disabled === true && !before.disabled,
+  };
+}
+
+/** Deletes a user; the database deletes their sessions, identities and links with them. */
+export async function deleteUser(
+  deps: { db: Kysely<Schema>; bus: Publisher },
+  tenantId: string,
+  id: string,
+): Promise<void> {
+  await transact(deps.db, deps.bus, async (tx) => {
+    if (!isUuid(id) || !(await deleteUserRow(tx.db, tenantId, id))) {
+      throw new LatchkeyError('not_found', `No user ${id}`);
+    }
+    tx.invalidate(`user:${id}`);
+  });
+}
+
+export async function markEmailVerified(
+  db: Kysely<Schema>,
+  tenantId: string,
+  id: string,
+): Promise<void> {
+  const now = Date.now();
+  await updateUserRow(db, tenantId, id, { email_verified_at: now, updated_at: now });
+}
+
+/** Sets a new password (already checked by checkPassword) for a user. */
+export async function setPasswordHash(
+  db: Kysely<Schema>,
+  tenantId: string,
+  id: string,
+  hash: string,
+): Promise<void> {
+  await updateUserRow(db, tenantId, id, { password_hash: hash, updated_at: Date.now() });
+}
+
+export async function findUserByEmail(
+  db: Kysely<Schema>,
+  tenantId: string,
+  email: string,
+): Promise<User | undefined> {
+  const row = await findUserByEmailKey(db, tenantId, emailKey(email.trim()));
+  return row && toUser(row);
+}
+
+/** Whether the user can sign in with a password (a social-only user cannot). */
+export async function userHasPassword(
+  db: Kysely<Schema>,
+  tenantId: string,
+  id: string,
+): Promise<boolean> {
+  const row = await findUserById(db, tenantId, id);
+  return !!row?.password_hash;
+}
+
+// ----- The users table -----
+
+export async function insertUser(db: Kysely<Schema>, row: UserRow): Promise<void> {
+  await db.insertInto('users').values(row).execute();
+}
+
+export async function findUserByEmailKey(
+  db: Kysely<Schema>,
+  tenantId: string,
+  emailKey: string,
+): Promise<UserRow | undefined> {
+  return db
+    .selectFrom('users')
+    .selectAll()
+    .where('tenant_id', '=', tenantId)
+    .where('email_key', '=', emailKey)
+    .executeTakeFirst();
+}
+
+export async function findUserById(
+  db: Kysely<Schema>,
+  tenantId: string,
+  id: string,
+): Promise<UserRow | undefined> {
+  return db
+    .selectFrom('users')
+    .selectAll()
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', id)
+    .executeTakeFirst();
+}
+
+export async function listUserRows(
+  db: Kysely<Schema>,
+  tenantId: string,
+  options: { emailKey?: string; after?: { createdAt: number; id: string }; limit: number },
+): Promise<UserRow[]> {
+  let query = db.selectFrom('users').selectAll().where('tenant_id', '=', tenantId);
+  if (options.emailKey !== undefined) query = query.where('email_key', '=', options.emailKey);
+  const after = options.after;
+  if (after) {
+    query = query.where((eb) =>
+      eb.or([
+        eb('created_at', '>', after.createdAt),
+        eb.and([eb('created_at', '=', after.createdAt), eb('id', '>', after.id)]),
+      ]),
+    );
+  }
+  return query.orderBy('created_at').orderBy('id').limit(options.limit).execute();
+}
+
+export async function updateUserRow(
+  db: Kysely<Schema>,
+  tenantId: string,
+  id: string,
+  update: Partial<
+    Pick<
+      UserRow,
+      | 'name'
+      | 'metadata'
+      | 'roles'
+      | 'disabled_at'
+      | 'email_verified_at'
+      | 'password_hash'
+      | 'updated_at'
+    >
+  >,
+): Promise<void> {
+  await db
+    .updateTable('users')
+    .set(update)
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', id)
+    .execute();
+}
+
+export async function deleteUserRow(
+  db: Kysely<Schema>,
+  tenantId: string,
+  id: string,
+): Promise<boolean> {
+  const result = await db
+    .deleteFrom('users')
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', id)
+    .executeTakeFirst();
+  return Number(result.numDeletedRows) === 1;
 }

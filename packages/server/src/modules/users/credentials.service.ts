@@ -12,8 +12,7 @@ import {
 import type { Tenant } from '../tenants/index.js';
 import { emailKey } from './email.js';
 import type { PasswordHasher } from './password.js';
-import { toUser, type User } from './users.admin.js';
-import { findUserByEmailKey } from './users.repository.js';
+import { findUserByEmailKey, toUser, type User } from './users.service.js';
 
 export type SignInPolicy = SignInFailurePolicy & {
   /** How a slowed attempt waits (setTimeout); a test records the waits instead. */
