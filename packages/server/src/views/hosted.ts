@@ -1,7 +1,7 @@
 import { defaults } from '../config/defaults.js';
 import type { Tenant } from '../modules/tenants/index.js';
 import { type Child, type Html, html } from './html.js';
-import { type Alert, alertBox, csrfField, field, hiddenFields, onward } from './kit.js';
+import { type Alert, alertBox, csrfField, documentOf, field, hiddenFields, onward } from './kit.js';
 import { DEFAULT_BRAND, hostedStyles } from './styles.js';
 
 /** The hosted pages: sign-in, sign-up, password reset and the one-click pages of mailed links. */
@@ -24,23 +24,17 @@ export function layout(ctx: PageContext, title: string, body: Child): Html {
   const header =
     ctx.tenant &&
     html`${logo && html`<img class="logo" src="${logo}" alt="">`}<p class="tenant">${ctx.tenant.name}</p>`;
-  return html`<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width,initial-scale=1">
-<meta name="referrer" content="no-referrer">
-<title>${title}${ctx.tenant && ` · ${ctx.tenant.name}`}</title>
-<style nonce="${ctx.nonce}">${hostedStyles(brand)}</style>
-</head>
-<body>
-<main>
+  return documentOf({
+    title: ctx.tenant ? `${title} · ${ctx.tenant.name}` : title,
+    nonce: ctx.nonce,
+    styles: hostedStyles(brand),
+    referrer: 'no-referrer',
+    body: html`<main>
 ${header}
 <h1>${title}</h1>
 ${body}
-</main>
-</body>
-</html>`;
+</main>`,
+  });
 }
 
 export interface FormPage {

@@ -126,3 +126,27 @@ export const when = (iso: string | null | undefined): Html =>
 /** A link onwards, under a page's content. */
 export const onward = (link: { href: string; text: string } | undefined) =>
   link && html`<nav><a href="${link.href}">${link.text}</a></nav>`;
+
+/** The document around every page: its title, its style sheet under the CSP nonce, its body. */
+export function documentOf(p: {
+  title: string;
+  nonce: string;
+  styles: Html;
+  referrer: 'no-referrer' | 'same-origin';
+  head?: Html;
+  body: Child;
+}): Html {
+  return html`<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width,initial-scale=1">
+<meta name="referrer" content="${p.referrer}">${p.head}
+<title>${p.title}</title>
+<style nonce="${p.nonce}">${p.styles}</style>
+</head>
+<body>
+${p.body}
+</body>
+</html>`;
+}

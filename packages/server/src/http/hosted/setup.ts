@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { defaults } from '../../config/defaults.js';
 import {
   checkHostedRequest,
   type HostedRequest,
@@ -8,11 +9,11 @@ import {
 import type { User } from '../../modules/users/index.js';
 import { messagePage } from '../../views/hosted.js';
 import { type AppContext, hostedDeps } from '../context.js';
-import { isRecord } from '../form-body.js';
+import { formField, isRecord } from '../form-body.js';
 import { seeOther } from '../pages/respond.js';
 import { registerPageScope } from '../pages/scope.js';
 import { browserCookie, setBrowserCookie } from './cookies.js';
-import { errorPage, pageContext, sendPage } from './responses.js';
+import { errorPage, pageContext, passwordOff, sendPage } from './responses.js';
 
 /** The hosted pages' scope: the page scope (cookies, CSRF, forms, nonce, error pages) in the tenant's look. */
 export async function setUpHostedScope(scope: FastifyInstance, ctx: AppContext) {
@@ -52,6 +53,26 @@ export async function resolveHosted(
     );
     return undefined;
   }
+}
+
+/**
+ * The post of a password form (sign-in, sign-up): its hosted request and the sign-in input,
+ * or undefined once answered (a refused request, or a tenant without password sign-in).
+ */
+export async function passwordPost(ctx: AppContext, request: FastifyRequest, reply: FastifyReply) {
+  const h = await resolveHosted(ctx, request, reply);
+  if (!h) return undefined;
+  if (!h.tenant.passwordEnabled) {
+    await passwordOff(request, reply);
+    return undefined;
+  }
+  const input = {
+    email: formField(request.body, 'email', defaults.email.maxLength),
+    password: formField(request.body, 'password', defaults.password.maxLength),
+    ip: request.ip,
+    previousCookie: currentBrowserCookie(ctx, request, h),
+  };
+  return { h, input };
 }
 
 /** The browser's current hosted-session cookie for the request's tenant. */

@@ -1,5 +1,4 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { defaults } from '../../config/defaults.js';
 import { LatchkeyError } from '../../errors/index.js';
 import { type HostedRequest, hostedQuery, signInWithPassword } from '../../modules/hosted/index.js';
 import { browserSessionUser, endBrowserSession } from '../../modules/sessions/index.js';
@@ -10,8 +9,14 @@ import { formField } from '../form-body.js';
 import { seeOther } from '../pages/respond.js';
 import { PAGE } from '../pages/scope.js';
 import { clearBrowserCookie } from './cookies.js';
-import { pageContext, passwordOff, sendPage } from './responses.js';
-import { currentBrowserCookie, finishSignIn, redirectSignedIn, resolveHosted } from './setup.js';
+import { pageContext, sendPage } from './responses.js';
+import {
+  currentBrowserCookie,
+  finishSignIn,
+  passwordPost,
+  redirectSignedIn,
+  resolveHosted,
+} from './setup.js';
 
 /** Sign-in (a returning browser goes straight back) and sign-out. */
 export function signInPages(scope: FastifyInstance, ctx: AppContext) {
@@ -82,26 +87,20 @@ export function signInPages(scope: FastifyInstance, ctx: AppContext) {
   });
 
   scope.post('/sign-in', PAGE, async (request, reply) => {
-    const h = await resolveHosted(ctx, request, reply);
-    if (!h) return reply;
-    if (!h.tenant.passwordEnabled) return passwordOff(request, reply);
-    const email = formField(request.body, 'email', defaults.email.maxLength);
-    const password = formField(request.body, 'password', defaults.password.maxLength);
+    const form = await passwordPost(ctx, request, reply);
+    if (!form) return reply;
+    const { h, input } = form;
+    const { email } = input;
     const again = (status: number, message: string, invalid?: 'email' | 'password') =>
       showSignIn(request, reply, h, status, { email, alert: { kind: 'error', message }, invalid });
-    if (!email || !password)
+    if (!email || !input.password)
       return again(
         422,
         'Enter your e-mail address and your password.',
         email ? 'password' : 'email',
       );
     try {
-      const outcome = await signInWithPassword(deps, h, {
-        email,
-        password,
-        ip: request.ip,
-        previousCookie: currentBrowserCookie(ctx, request, h),
-      });
+      const outcome = await signInWithPassword(deps, h, input);
       if (!('unverified' in outcome)) return redirectSignedIn(ctx, reply, h, outcome);
       return sendPage(
         reply,

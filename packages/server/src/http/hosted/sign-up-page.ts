@@ -1,13 +1,11 @@
 import type { FastifyInstance } from 'fastify';
-import { defaults } from '../../config/defaults.js';
 import { LatchkeyError } from '../../errors/index.js';
 import { hostedQuery, signUpInBrowser } from '../../modules/hosted/index.js';
 import { messagePage, signUpPage } from '../../views/hosted.js';
 import { type AppContext, hostedDeps } from '../context.js';
-import { formField } from '../form-body.js';
 import { PAGE } from '../pages/scope.js';
 import { errorPage, pageContext, passwordOff, sendPage } from './responses.js';
-import { currentBrowserCookie, redirectSignedIn, resolveHosted } from './setup.js';
+import { passwordPost, redirectSignedIn, resolveHosted } from './setup.js';
 
 /** Sign-up with e-mail and password, under the same rules as the API's sign-up. */
 export function signUpPages(scope: FastifyInstance, ctx: AppContext) {
@@ -26,18 +24,12 @@ export function signUpPages(scope: FastifyInstance, ctx: AppContext) {
   });
 
   scope.post('/sign-up', PAGE, async (request, reply) => {
-    const h = await resolveHosted(ctx, request, reply);
-    if (!h) return reply;
-    if (!h.tenant.passwordEnabled) return passwordOff(request, reply);
-    const email = formField(request.body, 'email', defaults.email.maxLength);
-    const password = formField(request.body, 'password', defaults.password.maxLength);
+    const form = await passwordPost(ctx, request, reply);
+    if (!form) return reply;
+    const { h, input } = form;
+    const { email } = input;
     try {
-      const done = await signUpInBrowser(deps, h, {
-        email,
-        password,
-        ip: request.ip,
-        previousCookie: currentBrowserCookie(ctx, request, h),
-      });
+      const done = await signUpInBrowser(deps, h, input);
       if (done.signedIn) return redirectSignedIn(ctx, reply, h, done.signedIn);
       return sendPage(
         reply,

@@ -1,15 +1,25 @@
-import { type Kysely, type RawBuilder, sql } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import { defaults, socialDefaults } from '../../config/defaults.js';
 import type { Schema } from '../../storage/index.js';
 
 export type RetentionPolicy = { [K in keyof typeof defaults.retention]: number };
 
-/** What one table keeps: rows matching `past(now)` are deleted. */
+/** How long a period keeps a row past the time in a column. */
+type Keep = (policy: RetentionPolicy) => number;
+
+/** What one table keeps: a row is deleted once any of its `past` columns is that old. */
 interface Rule {
   table: keyof Schema;
   key: string;
-  past: (now: number, policy: RetentionPolicy) => RawBuilder<unknown>;
+  past: [column: string, keep: Keep][];
 }
+
+const usedRefresh: Keep = (p) => p.usedRefreshTokensMs;
+const endedSessions: Keep = (p) => p.endedSessionsMs;
+const spentLinks: Keep = (p) => p.spentLinksMs;
+const endedBrowsers: Keep = (p) => p.endedBrowserSessionsMs;
+const outbox: Keep = (p) => p.outboxMs;
+const abandonedFlows: Keep = () => socialDefaults.abandonedFlowSeconds * 1000;
 
 /**
  * Ordered so that the big tables shrink first: used refresh tokens before the sessions
@@ -19,39 +29,45 @@ const RULES: Rule[] = [
   {
     table: 'refresh_tokens',
     key: 'hash',
-    past: (now, p) =>
-      sql`used_at < ${now - p.usedRefreshTokensMs} or expires_at < ${now - p.endedSessionsMs}`,
+    past: [
+      ['used_at', usedRefresh],
+      ['expires_at', endedSessions],
+    ],
   },
-  {
-    table: 'auth_codes',
-    key: 'hash',
-    past: (now, p) => sql`expires_at < ${now - p.spentLinksMs}`,
-  },
+  { table: 'auth_codes', key: 'hash', past: [['expires_at', spentLinks]] },
   {
     table: 'email_tokens',
     key: 'hash',
-    past: (now, p) =>
-      sql`expires_at < ${now - p.spentLinksMs} or used_at < ${now - p.spentLinksMs}`,
+    past: [
+      ['expires_at', spentLinks],
+      ['used_at', spentLinks],
+    ],
   },
   {
     table: 'hosted_sessions',
     key: 'hash',
-    past: (now, p) =>
-      sql`expires_at < ${now - p.endedBrowserSessionsMs} or revoked_at < ${now - p.endedBrowserSessionsMs}`,
+    past: [
+      ['expires_at', endedBrowsers],
+      ['revoked_at', endedBrowsers],
+    ],
   },
   {
     table: 'sessions',
     key: 'id',
-    past: (now, p) =>
-      sql`expires_at < ${now - p.endedSessionsMs} or revoked_at < ${now - p.endedSessionsMs}`,
+    past: [
+      ['expires_at', endedSessions],
+      ['revoked_at', endedSessions],
+    ],
   },
-  { table: 'mail_outbox', key: 'id', past: (now, p) => sql`created_at < ${now - p.outboxMs}` },
-  {
-    table: 'oauth_flows',
-    key: 'state',
-    past: (now) => sql`expires_at < ${now - socialDefaults.abandonedFlowSeconds * 1000}`,
-  },
+  { table: 'mail_outbox', key: 'id', past: [['created_at', outbox]] },
+  { table: 'oauth_flows', key: 'state', past: [['expires_at', abandonedFlows]] },
 ];
+
+const pastOf = (rule: Rule, now: number, policy: RetentionPolicy) =>
+  sql.join(
+    rule.past.map(([column, keep]) => sql`${sql.ref(column)} < ${now - keep(policy)}`),
+    sql` or `,
+  );
 
 /**
  * Deletes what no one can use any more (defaults.retention), in batches. Every delete is
@@ -70,7 +86,7 @@ export async function purgeExpired(
     let total = 0;
     for (;;) {
       const result =
-        await sql`delete from ${table} where ${key} in (select ${key} from ${table} where ${rule.past(now, policy)} limit ${policy.batchSize})`.execute(
+        await sql`delete from ${table} where ${key} in (select ${key} from ${table} where ${pastOf(rule, now, policy)} limit ${policy.batchSize})`.execute(
           db,
         );
       const count = Number(result.numAffectedRows ?? 0);

@@ -1,6 +1,6 @@
 import type { Tenant } from '../../modules/tenants/index.js';
 import { type Child, type Html, html } from '../html.js';
-import { type Alert, alertBox, csrfField } from '../kit.js';
+import { type Alert, alertBox, csrfField, documentOf } from '../kit.js';
 import { ADMIN_STYLES } from '../styles.js';
 
 /** The signed-in admin a page is drawn for. */
@@ -65,17 +65,12 @@ export interface LayoutInput {
 /** A page of the signed-in area: the top bar, the tenant's navigation, the page. */
 export function layout(p: LayoutInput): Html {
   const nonce = p.viewer.nonce;
-  return html`<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width,initial-scale=1">
-<meta name="referrer" content="same-origin">
-<title>${p.title} · Latchkey admin</title>
-<style nonce="${nonce}">${ADMIN_STYLES}</style>
-</head>
-<body>
-<header class="top"><a class="brand" href="/admin/tenants">Latchkey admin</a>${topNav(p.top)}
+  return documentOf({
+    title: `${p.title} · Latchkey admin`,
+    nonce,
+    styles: ADMIN_STYLES,
+    referrer: 'same-origin',
+    body: html`<header class="top"><a class="brand" href="/admin/tenants">Latchkey admin</a>${topNav(p.top)}
 <div class="who"><span>${p.viewer.email}${p.viewer.superuser && ' (superuser)'}</span><form method="post" action="/admin/sign-out">${csrfField(p.viewer.csrf)}<button type="submit">Sign out</button></form></div>
 </header>
 <main>
@@ -84,22 +79,18 @@ ${p.tenant && tenantNav(p.tenant.tenant, p.tenant.section)}
 ${alertBox(p.alert)}
 ${p.body}
 </main>
-<script nonce="${nonce}" src="/admin/assets/admin.js"></script>
-</body>
-</html>`;
+<script nonce="${nonce}" src="/admin/assets/admin.js"></script>`,
+  });
 }
 
 /** A page outside the signed-in area (sign-in, refusals): one narrow card. */
 export function barePage(nonce: string, title: string, body: Child, head?: Html): Html {
-  return html`<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width,initial-scale=1">
-<meta name="referrer" content="same-origin">${head}
-<title>${title} · Latchkey admin</title>
-<style nonce="${nonce}">${ADMIN_STYLES}</style>
-</head>
-<body><main class="narrow"><h1>${title}</h1>${body}</main></body>
-</html>`;
+  return documentOf({
+    title: `${title} · Latchkey admin`,
+    nonce,
+    styles: ADMIN_STYLES,
+    referrer: 'same-origin',
+    head,
+    body: html`<main class="narrow"><h1>${title}</h1>${body}</main>`,
+  });
 }
