@@ -393,3 +393,95 @@ describe('listeners', () => {
     expect(listener).not.toHaveBeenCalled();
   });
 });
+
+describe('error answers', () => {
+  /** The LatchkeyError that getConfig rejects with when the server answers `response`. */
+  async function refusal(response: () => Response) {
+    fakeFetch(response);
+    const client = await openTab();
+    return client.getConfig().then(
+      () => expect.fail('getConfig resolved'),
+      (error: Error & { code: string }) => ({
+        name: error.name,
+        code: error.code,
+        message: error.message,
+      }),
+    );
+  }
+
+  it.each([
+    [401, 'unauthorized', 'unauthorized', /revoked; check the publishable key: latchkey keys list/],
+    [
+      403,
+      'forbidden',
+      'origin_not_allowed',
+      /origin of this tenant; allow it: latchkey tenant update ID --origin http:\/\/localhost:3000$/,
+    ],
+    [429, 'rate_limited', 'rate_limited', /^Too many requests from this address$/],
+    [400, 'invalid_grant', 'invalid_grant', /^The session has been revoked$/],
+    [400, 'invalid_request', 'server_error', /^Send refresh_token$/],
+    [500, 'internal_error', 'server_error', /^Internal error \(request r1\)$/],
+  ])('a %i %s problem is %s, with the server detail', async (status, code, expected, message) => {
+    const details: Record<string, string> = {
+      unauthorized: 'The publishable key is not valid or has been revoked',
+      forbidden: 'http://localhost:3000 is not an allowed origin of this tenant',
+      rate_limited: 'Too many requests from this address',
+      invalid_grant: 'The session has been revoked',
+      invalid_request: 'Send refresh_token',
+      internal_error: 'Internal error (request r1)',
+    };
+    const error = await refusal(() => problem(status, code, details[code] as string));
+    expect(error).toMatchObject({ name: 'LatchkeyError', code: expected });
+    expect(error.message).toMatch(message);
+  });
+
+  it('a 403 problem of another code is not taken for a refused origin', async () => {
+    const error = await refusal(() =>
+      problem(403, 'email_not_verified', 'Verify the e-mail address before signing in'),
+    );
+    expect(error).toEqual({
+      name: 'LatchkeyError',
+      code: 'server_error',
+      message: 'Verify the e-mail address before signing in',
+    });
+  });
+
+  it.each([
+    [403, 'server_error'],
+    [429, 'rate_limited'],
+    [502, 'server_error'],
+  ])(
+    "an answer that is not problem+json (a proxy's %i page) is mapped by its status: %s",
+    async (status, expected) => {
+      const error = await refusal(
+        () => new Response('<h1>Nope</h1>', { status, headers: { 'content-type': 'text/html' } }),
+      );
+      expect(error).toEqual({ name: 'LatchkeyError', code: expected, message: `HTTP ${status}` });
+    },
+  );
+
+  it('a server out of reach is network_error, naming the server', async () => {
+    const error = await refusal(() => {
+      throw new TypeError('Failed to fetch');
+    });
+    expect(error.code).toBe('network_error');
+    expect(error.message).toContain(AUTH);
+  });
+
+  it('getConfig asks once, and again after a failure', async () => {
+    let fail = true;
+    const config = { tenantId: 't1', name: 'Acme', providers: [], passwordEnabled: true };
+    const requests = fakeFetch(() =>
+      fail ? problem(500, 'internal_error', 'boom') : new Response(JSON.stringify(config)),
+    );
+    const client = await openTab();
+    await expect(client.getConfig()).rejects.toMatchObject({ code: 'server_error' });
+    fail = false;
+    expect(await client.getConfig()).toEqual(config);
+    expect(await client.getConfig()).toEqual(config);
+    expect(requests.map((r) => [r.method, r.url, r.credentials])).toEqual([
+      ['GET', `${AUTH}/public/config?pk=${PK}`, 'omit'],
+      ['GET', `${AUTH}/public/config?pk=${PK}`, 'omit'],
+    ]);
+  });
+});
