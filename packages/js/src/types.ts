@@ -74,10 +74,15 @@ export interface LatchkeyClient {
   getToken(): Promise<string | null>;
   /** Ends the session on the server and in every tab. */
   signOut(): Promise<void>;
-  /** Called with the new state on sign-in, refresh and sign-out, in every tab. */
+  /**
+   * Called with the new state after sign-in, refresh and sign-out, in every tab (not at once);
+   * returns the function that removes the listener. With `getState` it is what React's
+   * `useSyncExternalStore(client.addListener, client.getState, () => SERVER_STATE)` takes.
+   */
   addListener(listener: (state: LatchkeyState) => void): () => void;
-  /** For React's useSyncExternalStore: `subscribe` and `getState` (stable between changes). */
+  /** @deprecated The same function as `addListener` (its former name for React); use `addListener`. */
   subscribe(onChange: () => void): () => void;
+  /** The current state: the same object until something changes. */
   getState(): LatchkeyState;
   /** The tenant's public configuration (fetched once per client). */
   getConfig(): Promise<PublicConfig>;

@@ -392,6 +392,20 @@ describe('listeners', () => {
     await client.signOut();
     expect(listener).not.toHaveBeenCalled();
   });
+
+  it('subscribe, the deprecated name of addListener, keeps working', async () => {
+    storeTokens('s1', 1, 600_000);
+    server();
+    const client = await openTab();
+    const onChange = vi.fn();
+    const off = client.subscribe(onChange);
+    await client.signOut();
+    expect(onChange).toHaveBeenCalledTimes(1);
+    off();
+    await signIn(client, 's2');
+    expect(onChange).toHaveBeenCalledTimes(1);
+    expect(client.isSignedIn()).toBe(true);
+  });
 });
 
 describe('error answers', () => {
