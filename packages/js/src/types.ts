@@ -59,11 +59,10 @@ export interface SignedInSession {
   accessToken: string;
 }
 
-export interface LatchkeyClient {
+/** The client without the sign-in buttons: what `@latchkey/js/client` gives. */
+export interface HeadlessClient {
   readonly publishableKey: string;
   readonly authUrl: string;
-  /** Renders the sign-in buttons into `target`; returns a function that removes them. */
-  mount(target: string | Element, options: MountOptions): () => void;
   /** Starts a sign-in: the browser leaves for the provider (or the e-mail page) and comes back. */
   signInWith(method: SignInMethod, options: SignInOptions): Promise<void>;
   /** Finishes a sign-in on the redirect page; null when the URL carries no sign-in answer. */
@@ -86,4 +85,10 @@ export interface LatchkeyClient {
   getState(): LatchkeyState;
   /** The tenant's public configuration (fetched once per client). */
   getConfig(): Promise<PublicConfig>;
+}
+
+/** The client of the main entry point and the script tag: the same, with the buttons. */
+export interface LatchkeyClient extends HeadlessClient {
+  /** Renders the sign-in buttons into `target`; returns a function that removes them. */
+  mount(target: string | Element, options: MountOptions): () => void;
 }
