@@ -1,6 +1,9 @@
-// One source, two builds (docs/design.md §10.1): ESM for bundlers, and the script-tag IIFE. The
-// package's build script runs tsc afterwards for the ESM build's .d.ts files. A third
-// build, dist/preview.js, draws the same buttons for the admin area's Branding preview.
+// One source, two builds (docs/design.md §10.1): ESM for bundlers, and the script-tag IIFE. The ESM
+// build has two entry points, dist/index.js (`@latchkey/js`) and dist/headless.js
+// (`@latchkey/js/client`, without the buttons), which share one chunk: one client per key
+// even in an app that imports both. The package's build script runs tsc afterwards for
+// the .d.ts files. A third build, dist/preview.js, draws the same buttons for the admin
+// area's Branding preview.
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
@@ -19,14 +22,29 @@ export const iife = {
   outfile: here('dist/latchkey.js'),
 };
 
+/**
+ * What an app that imports only `@latchkey/js/client` bundles, minified: never written, the
+ * budget test measures it.
+ */
+export const clientOnly = {
+  ...common,
+  entryPoints: [here('src/headless.ts')],
+  format: 'esm',
+  minify: true,
+};
+
+/** Bundles measured by the budget test, by the name test/bundle-sizes.json records them under. */
+export const measured = { 'dist/latchkey.js': iife, '@latchkey/js/client': clientOnly };
+
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   rmSync(here('dist'), { recursive: true, force: true });
   await Promise.all([
     build({
       ...common,
-      entryPoints: [here('src/index.ts')],
+      entryPoints: [here('src/index.ts'), here('src/headless.ts')],
       format: 'esm',
-      outfile: here('dist/index.js'),
+      splitting: true,
+      outdir: here('dist'),
     }),
     build(iife),
     build({ ...iife, entryPoints: [here('src/preview.ts')], outfile: here('dist/preview.js') }),
@@ -35,13 +53,16 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
 
 // `npm run record-sizes -w packages/js`: the per-file sizes the budget test compares against.
 if (process.argv.includes('--record-sizes')) {
-  const result = await build({ ...iife, write: false, metafile: true });
-  const inputs = Object.values(result.metafile.outputs)[0].inputs;
-  const sizes = Object.fromEntries(
-    Object.entries(inputs).map(([file, { bytesInOutput }]) => [
-      file.replace(/^.*?(src\/)/, '$1'),
-      bytesInOutput,
-    ]),
-  );
+  const sizes = {};
+  for (const [name, options] of Object.entries(measured)) {
+    const result = await build({ ...options, write: false, metafile: true });
+    const inputs = Object.values(result.metafile.outputs)[0].inputs;
+    sizes[name] = Object.fromEntries(
+      Object.entries(inputs).map(([file, { bytesInOutput }]) => [
+        file.replace(/^.*?(src\/)/, '$1'),
+        bytesInOutput,
+      ]),
+    );
+  }
   writeFileSync(here('test/bundle-sizes.json'), `${JSON.stringify(sizes, null, 2)}\n`);
 }

@@ -5,7 +5,7 @@ import { decodeJwt } from './jwt.js';
 import { randomString, s256 } from './pkce.js';
 import { openStore, type StorageKind } from './storage.js';
 import type {
-  LatchkeyClient,
+  HeadlessClient,
   LatchkeyOptions,
   LatchkeyState,
   PublicConfig,
@@ -13,7 +13,6 @@ import type {
   SignInMethod,
   SignInOptions,
 } from './types.js';
-import { renderButtons } from './ui.js';
 
 /** What a tab keeps; `expiresAt` is on this browser's clock, so a skewed clock does no harm. */
 interface Tokens {
@@ -47,10 +46,13 @@ export function setDefaultAuthUrl(url: string): void {
   defaultAuthUrl = url;
 }
 
-const clients: Record<string, { client: LatchkeyClient; authUrl: string; storage: string }> = {};
+const clients: Record<string, { client: HeadlessClient; authUrl: string; storage: string }> = {};
 
-/** The client of a publishable key: one per key on a page, shared by every caller. */
-export function Latchkey(options: LatchkeyOptions): LatchkeyClient {
+/**
+ * The client of a publishable key: one per key on a page, shared by every caller, through
+ * either entry point. Without the buttons: the main entry's Latchkey() adds `mount`.
+ */
+export function Latchkey(options: LatchkeyOptions): HeadlessClient {
   const pk = options?.publishableKey;
   if (typeof pk !== 'string' || !pk.startsWith('pk_')) {
     if (typeof pk === 'string' && pk.startsWith('sk_')) {
@@ -85,7 +87,7 @@ export function Latchkey(options: LatchkeyOptions): LatchkeyClient {
   return client;
 }
 
-function createClient(pk: string, authUrl: string, kind: StorageKind): LatchkeyClient {
+function createClient(pk: string, authUrl: string, kind: StorageKind): HeadlessClient {
   const store = openStore(kind);
   // The state and PKCE verifier of a sign-in belong to the tab that started it.
   const pending = openStore('session');
@@ -316,10 +318,9 @@ function createClient(pk: string, authUrl: string, kind: StorageKind): LatchkeyC
     };
   }
 
-  const client: LatchkeyClient = {
+  return {
     publishableKey: pk,
     authUrl,
-    mount: (target, options) => renderButtons(client, target, options),
     signInWith,
     handleRedirectCallback,
     isSignedIn: () => state.isSignedIn,
@@ -339,5 +340,4 @@ function createClient(pk: string, authUrl: string, kind: StorageKind): LatchkeyC
       return config;
     },
   };
-  return client;
 }

@@ -1,6 +1,7 @@
 /** The script-tag build: defines the global `Latchkey`, whose server is the script's own origin. */
-import { Latchkey, setDefaultAuthUrl } from './client.js';
+import { setDefaultAuthUrl } from './client.js';
 import { LatchkeyError } from './errors.js';
+import { Latchkey } from './mount.js';
 
 const script = document.currentScript as HTMLScriptElement | null;
 if (script?.src) setDefaultAuthUrl(new URL(script.src).origin);

@@ -7,12 +7,19 @@ interface Problem {
 
 const TIMEOUT_MS = 15_000;
 
+/**
+ * The problem codes (docs/errors.md) of the browser endpoints that have a code of their own
+ * here. Their one 403 is `forbidden`: the page's Origin is missing or not allowed.
+ */
 const BY_CODE: Record<string, LatchkeyErrorCode> = {
   invalid_grant: 'invalid_grant',
   forbidden: 'origin_not_allowed',
   unauthorized: 'unauthorized',
   rate_limited: 'rate_limited',
 };
+
+/** An answer without one of those codes (say, a proxy's page): a status that says it alone. */
+const BY_STATUS: Record<number, LatchkeyErrorCode> = { 429: 'rate_limited' };
 
 /** A request to the Latchkey server; problem+json answers become LatchkeyErrors. */
 export async function call<T>(
@@ -52,7 +59,7 @@ export async function call<T>(
   if (res.status === 204) return undefined as T;
   const json = (await res.json().catch(() => ({}))) as Problem & T;
   if (res.ok) return json;
-  const code = BY_CODE[json.code as string] || 'server_error';
+  const code = BY_CODE[json.code as string] || BY_STATUS[res.status] || 'server_error';
   const detail = json.detail || `HTTP ${res.status}`;
   const action =
     code === 'origin_not_allowed'

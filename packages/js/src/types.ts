@@ -59,11 +59,10 @@ export interface SignedInSession {
   accessToken: string;
 }
 
-export interface LatchkeyClient {
+/** The client without the sign-in buttons: what `@latchkey/js/client` gives. */
+export interface HeadlessClient {
   readonly publishableKey: string;
   readonly authUrl: string;
-  /** Renders the sign-in buttons into `target`; returns a function that removes them. */
-  mount(target: string | Element, options: MountOptions): () => void;
   /** Starts a sign-in: the browser leaves for the provider (or the e-mail page) and comes back. */
   signInWith(method: SignInMethod, options: SignInOptions): Promise<void>;
   /** Finishes a sign-in on the redirect page; null when the URL carries no sign-in answer. */
@@ -74,11 +73,22 @@ export interface LatchkeyClient {
   getToken(): Promise<string | null>;
   /** Ends the session on the server and in every tab. */
   signOut(): Promise<void>;
-  /** Called with the new state on sign-in, refresh and sign-out, in every tab. */
+  /**
+   * Called with the new state after sign-in, refresh and sign-out, in every tab (not at once);
+   * returns the function that removes the listener. With `getState` it is what React's
+   * `useSyncExternalStore(client.addListener, client.getState, () => SERVER_STATE)` takes.
+   */
   addListener(listener: (state: LatchkeyState) => void): () => void;
-  /** For React's useSyncExternalStore: `subscribe` and `getState` (stable between changes). */
+  /** @deprecated The same function as `addListener` (its former name for React); use `addListener`. */
   subscribe(onChange: () => void): () => void;
+  /** The current state: the same object until something changes. */
   getState(): LatchkeyState;
   /** The tenant's public configuration (fetched once per client). */
   getConfig(): Promise<PublicConfig>;
+}
+
+/** The client of the main entry point and the script tag: the same, with the buttons. */
+export interface LatchkeyClient extends HeadlessClient {
+  /** Renders the sign-in buttons into `target`; returns a function that removes them. */
+  mount(target: string | Element, options: MountOptions): () => void;
 }

@@ -19,11 +19,35 @@ describe('public surface', () => {
     ]);
   });
 
+  it('exports from @latchkey/js/client the same values, a client without the buttons', async () => {
+    expect(Object.keys(await import('../src/headless.js')).sort()).toEqual([
+      'ERROR_CODES',
+      'Latchkey',
+      'LatchkeyError',
+      'SERVER_STATE',
+    ]);
+  });
+
+  it('the built entry points share one client per key and one LatchkeyError', async () => {
+    const main = await import('@latchkey/js');
+    const headless = await import('@latchkey/js/client');
+    expect(headless.LatchkeyError).toBe(main.LatchkeyError);
+    expect(headless.ERROR_CODES).toBe(main.ERROR_CODES);
+    const options = { publishableKey: 'pk_test_entries', authUrl: 'https://a.example' };
+    // Made without the buttons first, the client gains them from the main entry point.
+    const client = headless.Latchkey(options);
+    expect('mount' in client).toBe(false);
+    expect(main.Latchkey(options)).toBe(client);
+    expect(typeof (client as { mount?: unknown }).mount).toBe('function');
+    expect(headless.Latchkey(options)).toBe(client);
+  });
+
   it('documents every value export and every client method in the README', async () => {
     const exportsSection = section(await readme(), 'Exports');
     for (const name of Object.keys(await import('../src/index.js'))) {
       expect(exportsSection).toContain(`\`${name}`);
     }
+    expect(exportsSection).toContain('`@latchkey/js/client`');
     const { Latchkey } = await import('../src/index.js');
     const client = Latchkey({ publishableKey: 'pk_test_readme', authUrl: 'https://a.example' });
     for (const method of Object.keys(client)) expect(exportsSection).toContain(`${method}`);

@@ -28,7 +28,7 @@ const noSubscription: Subscribe = () => () => {};
 /** The client's state; on a server and while hydrating SERVER_STATE (isLoaded false), so the markup matches. */
 function useStoreState(client: LatchkeyClient | null): LatchkeyState {
   return (useSyncExternalStore as NonNullable<typeof useSyncExternalStore>)(
-    client ? client.subscribe : noSubscription,
+    client ? client.addListener : noSubscription,
     client ? client.getState : serverState,
     serverState,
   );
@@ -43,7 +43,7 @@ function useEffectState(client: LatchkeyClient | null): LatchkeyState {
     if (!client) return;
     const update = () => setState(client.getState());
     update();
-    return client.subscribe(update);
+    return client.addListener(update);
   }, [client]);
   return state;
 }
