@@ -41,7 +41,7 @@ export function fakeFetch(
 
 const part = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
 
-/** An access token as the server signs it (DESIGN 5); the browser only decodes it. The same
+/** An access token as the server signs it (docs/design.md §5.1); the browser only decodes it. The same
  * arguments give the same token. */
 export function accessToken(sid: string, n: number): string {
   const iat = 1_800_000_000;
