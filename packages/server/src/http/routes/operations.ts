@@ -4,6 +4,7 @@ import { Type } from 'typebox';
 import { withDeadline } from '../../async/deadline.js';
 import { defaults } from '../../config/defaults.js';
 import { LatchkeyError } from '../../errors/index.js';
+import { bearerToken } from '../bearer.js';
 import type { AppContext } from '../context.js';
 
 const Health = Type.Object({ status: Type.String() });
@@ -23,8 +24,7 @@ function requireMetricsToken(ctx: AppContext, request: FastifyRequest): void {
   if (expected === undefined) {
     throw new LatchkeyError('not_found', 'Metrics are off; set METRICS_TOKEN to turn them on');
   }
-  const header = request.headers.authorization ?? '';
-  const given = header.startsWith('Bearer ') ? header.slice('Bearer '.length) : '';
+  const given = bearerToken(request.headers.authorization) ?? '';
   if (!timingSafeEqual(digest(given), digest(expected))) {
     throw new LatchkeyError('unauthorized', 'Send Authorization: Bearer METRICS_TOKEN', {
       headers: { 'www-authenticate': 'Bearer realm="metrics"' },
