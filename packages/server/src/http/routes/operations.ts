@@ -1,8 +1,9 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { withDeadline } from '../../async/deadline.js';
 import { defaults } from '../../config/defaults.js';
+import { sha256Bytes } from '../../crypto/hash.js';
 import { LatchkeyError } from '../../errors/index.js';
 import { bearerToken } from '../bearer.js';
 import type { AppContext } from '../context.js';
@@ -12,8 +13,6 @@ const Readiness = Type.Object({
   status: Type.String(),
   checks: Type.Object({ database: Type.String(), redis: Type.String() }),
 });
-
-const digest = (value: string) => createHash('sha256').update(value).digest();
 
 /**
  * `/metrics` tells route names, traffic and memory: only a scraper holding METRICS_TOKEN
@@ -25,7 +24,7 @@ function requireMetricsToken(ctx: AppContext, request: FastifyRequest): void {
     throw new LatchkeyError('not_found', 'Metrics are off; set METRICS_TOKEN to turn them on');
   }
   const given = bearerToken(request.headers.authorization) ?? '';
-  if (!timingSafeEqual(digest(given), digest(expected))) {
+  if (!timingSafeEqual(sha256Bytes(given), sha256Bytes(expected))) {
     throw new LatchkeyError('unauthorized', 'Send Authorization: Bearer METRICS_TOKEN', {
       headers: { 'www-authenticate': 'Bearer realm="metrics"' },
     });
