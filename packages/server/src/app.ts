@@ -1,12 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import swagger from '@fastify/swagger';
-import Fastify, {
-  type FastifyInstance,
-  type FastifyReply,
-  type FastifyRequest,
-  LogController,
-} from 'fastify';
+import Fastify, { type FastifyInstance } from 'fastify';
 import type { DestinationStream } from 'pino';
 import { type InvalidationBus, localBus, redisBus, sqliteBus } from './cache/invalidation.js';
 import { connectRedis, RedisHealth, redisReady } from './cache/redis.js';
@@ -21,19 +15,19 @@ import {
   introspectionFastPath,
 } from './http/introspection-fast-path.js';
 import { registerJsonParser } from './http/json-body.js';
+import { loggerOptions, OneLineLog } from './http/logging.js';
+import { collectApiRoutes, registerOpenApi } from './http/openapi.js';
 import { errorHandler, sendProblem } from './http/problem.js';
 import { adminRoutes } from './http/routes/admin.js';
 import { clientRoutes } from './http/routes/client.js';
 import { hostedPageRoutes } from './http/routes/hosted-pages.js';
 import { introspectionRoutes } from './http/routes/introspection.js';
-import { SessionModel, UserModel } from './http/routes/models.js';
 import { operationsRoutes } from './http/routes/operations.js';
 import { sdkRoutes } from './http/routes/sdk.js';
 import { sessionRoutes } from './http/routes/sessions.js';
 import { signUpRoutes } from './http/routes/sign-up.js';
 import { userRoutes } from './http/routes/users.js';
 import { wellKnownRoutes } from './http/routes/well-known.js';
-import { Problem } from './http/schemas.js';
 import { createMailer } from './modules/email/index.js';
 import { VerifiedTokens } from './modules/introspection/index.js';
 import { KeyResolver } from './modules/keys/index.js';
@@ -77,49 +71,6 @@ const { createServer } = process.getBuiltinModule('node:http');
 /** Headers of every answer; a route that may be cached sets its own cache-control. */
 const DEFAULT_HEADERS = { 'cache-control': 'no-store', 'x-content-type-options': 'nosniff' };
 
-/** Paths whose content must never reach a log line. */
-const REDACT = [
-  'req.headers.authorization',
-  'req.headers.cookie',
-  'res.headers["set-cookie"]',
-  '*.password',
-  '*.token',
-  '*.refresh_token',
-  '*.access_token',
-];
-
-/**
- * Routes whose successful answers are logged at `debug`, not `info`: servers call
- * introspection on every request they serve, and its line (redaction, serializing, the
- * write) cost about a third of its CPU. Its 4xx answers and errors stay at `info`.
- */
-const QUIET_WHEN_OK = new Set([INTROSPECT_PATH]);
-
-/**
- * One log line per request, when it is answered, with the request in it: Fastify's own
- * logging writes two (incoming, completed), which cost a fifth of a warm introspection.
- */
-class OneLineLog extends LogController {
-  override incomingRequest(): void {}
-
-  override requestCompleted(
-    error: Error | null | undefined,
-    request: FastifyRequest,
-    reply: FastifyReply,
-  ): void {
-    if (error) super.requestCompleted(error, request, reply);
-    else {
-      const quiet = reply.statusCode < 400 && QUIET_WHEN_OK.has(request.routeOptions.url ?? '');
-      // pino's methods below the level are no-ops: at info a quiet line costs nothing more.
-      (quiet ? reply.log.debug : reply.log.info).call(
-        reply.log,
-        { req: request, res: reply, responseTime: reply.elapsedTime },
-        'request completed',
-      );
-    }
-  }
-}
-
 /** The composition root: opens storage, builds services, registers routes. */
 export async function buildApp(config: Config, options: BuildOptions = {}): Promise<App> {
   // Requests go to the introspection fast path first, once the context exists (below).
@@ -144,24 +95,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       if (perSocket > 0) server.maxRequestsPerSocket = perSocket;
       return server;
     },
-    logger: {
-      level: config.logLevel,
-      redact: { paths: REDACT, censor: '[redacted]' },
-      // Paths only: query strings carry one-time e-mail link tokens and hosted-page parameters.
-      serializers: {
-        req: (req: {
-          method: string;
-          url: string;
-          ip?: string;
-          socket?: { remoteAddress?: string };
-        }) => ({
-          method: req.method,
-          url: req.url.split('?')[0],
-          remoteAddress: req.ip ?? req.socket?.remoteAddress,
-        }),
-      },
-      ...(options.logStream ? { stream: options.logStream } : {}),
-    },
+    logger: loggerOptions(config.logLevel, options.logStream),
     bodyLimit: config.bodyLimit,
     // Fastify accepts a hop count too; its types only list the other forms.
     trustProxy: config.trustProxy as boolean | string | string[],
@@ -271,13 +205,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     }),
   };
 
-  const routes: string[] = [];
-  app.addHook('onRoute', (route) => {
-    // Hidden routes are HTML pages and CORS preflights, not part of the API document.
-    if ((route.schema as { hide?: boolean } | undefined)?.hide) return;
-    const methods = Array.isArray(route.method) ? route.method : [route.method];
-    for (const method of methods) if (method !== 'HEAD') routes.push(`${method} ${route.url}`);
-  });
+  const routes = collectApiRoutes(app);
   app.decorateRequest('apiKey', undefined);
   app.setErrorHandler(errorHandler);
   app.setNotFoundHandler((request, reply) =>
@@ -329,52 +257,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     observe: answerObserver(metrics, 'POST', INTROSPECT_PATH, 200),
   });
 
-  await app.register(swagger, {
-    // Shared schemas are named by their $id (Problem, User, Session), not def-0, def-1, ….
-    refResolver: {
-      buildLocalReference: (json, _baseUri, _fragment, i) =>
-        typeof json.$id === 'string' ? json.$id : `def-${i}`,
-    },
-    openapi: {
-      openapi: '3.1.0',
-      info: {
-        title: 'Latchkey',
-        version: '0.1.0',
-        description: 'Multi-tenant authentication service. Errors are RFC 9457 problem documents.',
-        license: { name: 'MIT', identifier: 'MIT' },
-      },
-      servers: [{ url: config.publicUrl }],
-      components: {
-        securitySchemes: {
-          secretKey: {
-            type: 'http',
-            scheme: 'bearer',
-            description: 'A secret key, sk_test_… or sk_prod_…',
-          },
-          publishableKey: {
-            type: 'apiKey',
-            in: 'header',
-            name: 'X-Latchkey-Publishable-Key',
-            description: 'A publishable key, pk_test_… or pk_live_… (browsers; never a secret key)',
-          },
-          metricsToken: {
-            type: 'http',
-            scheme: 'bearer',
-            description: 'The METRICS_TOKEN of the server (operators only)',
-          },
-          clientSecretBasic: {
-            type: 'http',
-            scheme: 'basic',
-            description:
-              'RFC 7662 client authentication (client_secret_basic): the tenant id as user name, a secret key as password',
-          },
-        },
-      },
-    },
-  });
-  app.addSchema(Problem);
-  app.addSchema(UserModel);
-  app.addSchema(SessionModel);
+  await registerOpenApi(app, config.publicUrl);
 
   operationsRoutes(app, ctx);
   signUpRoutes(app, ctx);

@@ -13,6 +13,7 @@ import {
   HAVE_POSTGRES,
   json,
   METRICS_AUTH,
+  METRICS_TOKEN,
   PG_URL,
   postJson,
   startApp,
@@ -65,6 +66,11 @@ describe.each(DIALECTS)('operations endpoints on %s', (dialect) => {
     const wrong = await app.request('/metrics', { headers: { authorization: 'Bearer nope' } });
     expect(wrong.status).toBe(401);
     expect(await wrong.text()).not.toContain('latchkey_');
+    // RFC 7235 section 2.1: the scheme is case-insensitive, as on every other Bearer route.
+    const lower = await app.request('/metrics', {
+      headers: { authorization: `bearer ${METRICS_TOKEN}` },
+    });
+    expect(lower.status).toBe(200);
     const off = await startApp(dialect, { env: { METRICS_TOKEN: '' } });
     try {
       expect((await off.request('/metrics', { headers: METRICS_AUTH })).status).toBe(404);

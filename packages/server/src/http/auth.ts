@@ -8,18 +8,11 @@ import {
   rateLimited,
   rateLimitHeaders,
 } from '../modules/rate-limit/index.js';
+import { bearerToken } from './bearer.js';
 import type { AppContext } from './context.js';
 import { formField } from './form-body.js';
 import { countedPlan } from './introspection-fast-path.js';
 import { sendProblem } from './problem.js';
-
-/** RFC 6750 section 2.1: `Authorization: Bearer <token>`, scheme case-insensitive. */
-export function bearer(request: FastifyRequest): string | undefined {
-  const header = request.headers.authorization;
-  if (!header) return undefined;
-  const match = /^Bearer +(\S+) *$/i.exec(header);
-  return match?.[1];
-}
 
 /**
  * A failed key costs the client address one unit; past the limit a client gets 429, so a
@@ -100,7 +93,12 @@ export async function authenticateSecretKey(
 /** Step "authenticate key": a live secret key holding `scope`. */
 export function requireSecretKey(ctx: AppContext, scope: Scope): onRequestHookHandler {
   return async (request: FastifyRequest) => {
-    request.apiKey = await authenticateSecretKey(ctx, request, bearer(request), scope);
+    request.apiKey = await authenticateSecretKey(
+      ctx,
+      request,
+      bearerToken(request.headers.authorization),
+      scope,
+    );
   };
 }
 
@@ -139,7 +137,7 @@ export async function requirePublishableKey(
 ): Promise<KeyContext & { publishableKey: string }> {
   const header = request.headers['x-latchkey-publishable-key'];
   const query = formField(request.query, 'pk') || undefined;
-  const fromBearer = /^Bearer +(pk_\S+) *$/i.exec(request.headers.authorization ?? '')?.[1];
+  const fromBearer = bearerToken(request.headers.authorization, 'pk_');
   const pk = typeof header === 'string' ? header : typeof query === 'string' ? query : fromBearer;
   if (!pk)
     throw new LatchkeyError(

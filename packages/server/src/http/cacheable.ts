@@ -1,5 +1,5 @@
-import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { sha256Base64url } from '../crypto/hash.js';
 
 /**
  * Public JSON that browsers and verifiers may cache: a strong ETag over the exact bytes,
@@ -12,7 +12,7 @@ export function sendCacheable(
   cacheControl: string,
 ) {
   const json = JSON.stringify(body);
-  const etag = `"${createHash('sha256').update(json).digest('base64url').slice(0, 27)}"`;
+  const etag = `"${sha256Base64url(json).slice(0, 27)}"`;
   reply
     .header('cache-control', cacheControl)
     .header('etag', etag)

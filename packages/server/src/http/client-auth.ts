@@ -1,13 +1,8 @@
 import type { FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
 import { LatchkeyError } from '../errors/index.js';
 import type { KeyContext, Scope } from '../modules/keys/index.js';
-import {
-  authenticateSecretKey,
-  bearer,
-  type Challenges,
-  rateLimitTenant,
-  refuseKey,
-} from './auth.js';
+import { authenticateSecretKey, type Challenges, rateLimitTenant, refuseKey } from './auth.js';
+import { bearerToken } from './bearer.js';
 import type { AppContext } from './context.js';
 
 /**
@@ -97,7 +92,13 @@ export function introspectionClient(ctx: AppContext, scope: Scope) {
     const basic = basicCredentials(request);
     request.apiKey = basic
       ? await authenticateClient(ctx, request, basic, scope, BASIC)
-      : await authenticateSecretKey(ctx, request, bearer(request), scope, ANY);
+      : await authenticateSecretKey(
+          ctx,
+          request,
+          bearerToken(request.headers.authorization),
+          scope,
+          ANY,
+        );
     return limit(request, reply);
   }
 

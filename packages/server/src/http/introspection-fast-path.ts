@@ -8,6 +8,7 @@ import {
 } from '../modules/introspection/index.js';
 import type { Decision } from '../modules/rate-limit/index.js';
 import { planWindows, rateLimitHeaderList } from '../modules/rate-limit/index.js';
+import { bearerToken } from './bearer.js';
 import type { AppContext } from './context.js';
 import { hasNul } from './json-body.js';
 
@@ -34,7 +35,6 @@ export const INTROSPECT_PATH = '/api/auth/introspect';
 const ROUTE_SCOPE = 'tokens:introspect';
 /** The largest body it reads itself: a token at its longest, quoted, plus a hint. */
 const MAX_BODY = defaults.maxTokenLength + 256;
-const BEARER = /^Bearer +(sk_\S+) *$/i;
 
 /**
  * The answers worked out in one turn of the event loop are written one after another at
@@ -170,7 +170,7 @@ export function introspectionFastPath(
       !enabled()
     )
       return false;
-    const presented = BEARER.exec(headers.authorization ?? '')?.[1];
+    const presented = bearerToken(headers.authorization, 'sk_');
     const auth = presented === undefined ? null : ctx.keys.resolveCached(presented);
     if (auth?.key.kind !== 'secret' || !auth.key.scopes.includes(ROUTE_SCOPE)) return false;
     const { tenant } = auth;

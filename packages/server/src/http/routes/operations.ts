@@ -1,9 +1,11 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { withDeadline } from '../../async/deadline.js';
 import { defaults } from '../../config/defaults.js';
+import { sha256Bytes } from '../../crypto/hash.js';
 import { LatchkeyError } from '../../errors/index.js';
+import { bearerToken } from '../bearer.js';
 import type { AppContext } from '../context.js';
 
 const Health = Type.Object({ status: Type.String() });
@@ -11,8 +13,6 @@ const Readiness = Type.Object({
   status: Type.String(),
   checks: Type.Object({ database: Type.String(), redis: Type.String() }),
 });
-
-const digest = (value: string) => createHash('sha256').update(value).digest();
 
 /**
  * `/metrics` tells route names, traffic and memory: only a scraper holding METRICS_TOKEN
@@ -23,9 +23,8 @@ function requireMetricsToken(ctx: AppContext, request: FastifyRequest): void {
   if (expected === undefined) {
     throw new LatchkeyError('not_found', 'Metrics are off; set METRICS_TOKEN to turn them on');
   }
-  const header = request.headers.authorization ?? '';
-  const given = header.startsWith('Bearer ') ? header.slice('Bearer '.length) : '';
-  if (!timingSafeEqual(digest(given), digest(expected))) {
+  const given = bearerToken(request.headers.authorization) ?? '';
+  if (!timingSafeEqual(sha256Bytes(given), sha256Bytes(expected))) {
     throw new LatchkeyError('unauthorized', 'Send Authorization: Bearer METRICS_TOKEN', {
       headers: { 'www-authenticate': 'Bearer realm="metrics"' },
     });

@@ -1,8 +1,8 @@
-import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { sha256Base64url } from '../../crypto/hash.js';
 import { LatchkeyError } from '../../errors/index.js';
 
 /** The built script of @latchkey/js, compressed once at start (docs/design.md §10.1). */
@@ -28,7 +28,7 @@ export function loadBrowserScript(): BrowserScript | undefined {
   return {
     version,
     // Weak: the three encodings are the same script (RFC 9110 section 8.8.3).
-    etag: `W/"${createHash('sha256').update(identity).digest('base64url').slice(0, 27)}"`,
+    etag: `W/"${sha256Base64url(identity).slice(0, 27)}"`,
     identity,
     gzip: gzipSync(identity, { level: 9 }),
     br: brotliCompressSync(identity, {

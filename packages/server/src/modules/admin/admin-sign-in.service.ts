@@ -1,6 +1,7 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { defaults } from '../../config/defaults.js';
+import { sha256Hex } from '../../crypto/hash.js';
 import { LatchkeyError } from '../../errors/index.js';
 import type { Schema } from '../../storage/index.js';
 import { recordAudit } from '../audit/index.js';
@@ -24,7 +25,6 @@ export interface AdminSession {
   authenticatedAt: number;
 }
 
-const sha256 = (value: string) => createHash('sha256').update(value).digest('hex');
 let dummyHash: Promise<string> | undefined;
 
 /**
@@ -110,7 +110,7 @@ export async function signInAdmin(
   await deps.db
     .insertInto('admin_sessions')
     .values({
-      hash: sha256(cookie),
+      hash: sha256Hex(cookie),
       admin_id: row.id,
       created_at: now,
       authenticated_at: now,
@@ -130,7 +130,7 @@ export async function adminSession(
   cookie: string | undefined,
 ): Promise<AdminSession | undefined> {
   if (!cookie) return undefined;
-  const hash = sha256(cookie);
+  const hash = sha256Hex(cookie);
   const found = await db
     .selectFrom('admin_sessions')
     .innerJoin('admins', 'admins.id', 'admin_sessions.admin_id')
@@ -158,7 +158,7 @@ export async function adminSession(
 }
 
 export async function signOutAdmin(db: Kysely<Schema>, cookie: string | undefined): Promise<void> {
-  if (cookie) await db.deleteFrom('admin_sessions').where('hash', '=', sha256(cookie)).execute();
+  if (cookie) await db.deleteFrom('admin_sessions').where('hash', '=', sha256Hex(cookie)).execute();
 }
 
 /** Whether a sensitive step (a new secret key, a provider secret) must ask for the password. */

@@ -1,6 +1,6 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { defaults } from '../../config/defaults.js';
-import { sha256Hex } from '../../crypto/hash.js';
+import { sha256Base64url, sha256Hex } from '../../crypto/hash.js';
 import { LatchkeyError } from '../../errors/index.js';
 import { type Tx, transact, type UserRow } from '../../storage/index.js';
 import { addressBucket } from '../rate-limit/index.js';
@@ -262,7 +262,7 @@ export async function redeemCode(
   // Only the browser page the code was sent to may redeem it (its Origin is sent by browsers).
   if (input.origin !== row.redirect_origin) return undefined;
   // Checked before the code is claimed, so that a wrong guess cannot burn it for its owner.
-  const challenge = createHash('sha256').update(input.codeVerifier).digest('base64url');
+  const challenge = sha256Base64url(input.codeVerifier);
   if (challenge !== row.code_challenge || row.expires_at <= Date.now()) return undefined;
   const signer = await deps.sessions.signer(tenant);
   // Signed before the commit: a code is never used up without its tokens being handed out.

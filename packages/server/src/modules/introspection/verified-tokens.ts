@@ -1,6 +1,6 @@
-import { hash } from 'node:crypto';
 import type { InvalidationBus } from '../../cache/invalidation.js';
 import { TtlCache } from '../../cache/ttl-cache.js';
+import { sha256Base64url } from '../../crypto/hash.js';
 
 /** What a verified token proved: its tenant and claims. The session is checked on every use. */
 export interface VerifiedToken<C> {
@@ -30,7 +30,7 @@ export class VerifiedTokens<C> {
 
   /** The digest a token is cached under. */
   static digest(token: string): string {
-    return hash('sha256', token, 'base64url');
+    return sha256Base64url(token);
   }
 
   get size(): number {

@@ -10,7 +10,8 @@ import {
   verifyCredentials,
 } from '../users/index.js';
 import { endUserBrowserSessions } from './browser-sessions.js';
-import type { Sessions, TokenSet } from './sessions.service.js';
+import type { TokenSet } from './session-issuing.js';
+import type { Sessions } from './sessions.service.js';
 
 /**
  * The workflows that change a user and their sessions together. Each checks what it

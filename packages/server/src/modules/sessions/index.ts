@@ -19,12 +19,11 @@ export {
   type IssuedSession,
   issuerOf,
   type OpenedSession,
-  type Session,
-  Sessions,
-  type SessionsDeps,
-  type SessionUser,
   type TokenSet,
-} from './sessions.service.js';
+} from './session-issuing.js';
+export type { Session } from './session-records.js';
+export type { SessionUser } from './session-state.js';
+export { Sessions, type SessionsDeps } from './sessions.service.js';
 export { sealedSigningKeys } from './signing-keys.repository.js';
 export {
   type PublicJwk,

@@ -12,6 +12,7 @@ import {
   type User,
   userHasPassword,
 } from '../users/index.js';
+import { decideLink, type LinkFacts, type LinkRefusal } from './link-policy.js';
 import { PROVIDERS, type Profile, type ProviderId } from './providers/index.js';
 
 export interface LinkDeps {
@@ -62,20 +63,36 @@ async function audit(
     .execute();
 }
 
-async function findIdentity(
+/**
+ * The facts `decideLink` needs, read in the caller's transaction: the known identity and
+ * its user, else the user holding the profile's address (only when there is an address).
+ */
+export async function readLinkFacts(
   db: Kysely<Schema>,
-  tenantId: string,
+  tenant: Tenant,
   provider: ProviderId,
   profile: Profile,
-) {
-  return db
+): Promise<LinkFacts> {
+  const facts = {
+    profile,
+    requireEmailVerification: tenant.requireEmailVerification,
+    known: undefined,
+    holder: undefined,
+  };
+  const identity = await db
     .selectFrom('identities')
-    .selectAll()
-    .where('tenant_id', '=', tenantId)
+    .select(['id', 'user_id'])
+    .where('tenant_id', '=', tenant.id)
     .where('provider', '=', provider)
     .where('issuer', '=', profile.issuer)
     .where('subject', '=', profile.subject)
     .executeTakeFirst();
+  if (identity) {
+    const user = await getUser(db, tenant.id, identity.user_id);
+    return { ...facts, known: { identityId: identity.id, user } };
+  }
+  if (!profile.email) return facts;
+  return { ...facts, holder: await findUserByEmail(db, tenant.id, profile.email) };
 }
 
 async function addIdentity(
@@ -114,16 +131,29 @@ async function addIdentity(
   };
 }
 
+const unjoinable = (provider: string) =>
+  `This e-mail address cannot be joined to ${provider} sign-in here. Sign in the way you did before, or use another account.`;
+
 /**
- * The linking policy (README "Social sign-in"), within the caller's transaction:
- * 1. A known identity (provider, issuer, subject) signs its user in.
- * 2. A new identity joins an existing user only when the provider vouches for the e-mail
- *    address, and never a password account whose address is unverified: whoever created
- *    that account may not own the address (account pre-hijacking).
- * 3. Otherwise a new user is made, unless its address is taken, or the tenant needs a
- *    verified address the provider does not give.
- * Every new identity and every link is recorded in audit_events. A parallel sign-in that
- * wrote the same user or identity first makes this fail: see `retryingRace`.
+ * How the hosted page words a refusal: one message for both unproven-address cases, so
+ * that it tells nothing about the account.
+ */
+const REFUSALS: Record<LinkRefusal, (provider: string) => string> = {
+  disabled: () => 'This account is disabled.',
+  no_email: (provider) =>
+    `${provider} did not share an e-mail address, and this application needs one.`,
+  email_not_vouched: unjoinable,
+  account_unverified: unjoinable,
+  verification_required: (provider) =>
+    `This application needs a verified e-mail address, which ${provider} does not confirm.`,
+};
+
+/**
+ * Signs a provider profile in by the linking policy (`decideLink`), within the caller's
+ * transaction: a known identity signs its user in, a new one is joined to the user holding
+ * its address or gets a new user. Every new identity and every link is recorded in
+ * audit_events. A parallel sign-in that wrote the same user or identity first makes this
+ * fail: see `retryingRace`.
  */
 export async function userForProfileIn(
   tx: Tx,
@@ -133,44 +163,24 @@ export async function userForProfileIn(
 ): Promise<User> {
   const { db } = tx;
   const name = PROVIDERS[provider].name;
-  const known = await findIdentity(db, tenant.id, provider, profile);
-  if (known) {
-    const user = await getUser(db, tenant.id, known.user_id);
-    if (user.disabled) throw new SocialRefusal('This account is disabled.');
+  const decision = decideLink(await readLinkFacts(db, tenant, provider, profile));
+  if (decision.action === 'refuse') throw new SocialRefusal(REFUSALS[decision.refusal](name));
+  if (decision.action === 'sign_in') {
     await db
       .updateTable('identities')
       .set({ last_used_at: Date.now() })
-      .where('id', '=', known.id)
+      .where('id', '=', decision.identityId)
       .execute();
-    return user;
+    return decision.user;
   }
-  if (!profile.email) {
-    throw new SocialRefusal(
-      `${name} did not share an e-mail address, and this application needs one.`,
-    );
-  }
-  const existing = await findUserByEmail(db, tenant.id, profile.email);
-  if (existing) {
-    // Both sides must have proved the address: the provider now, and the account before.
-    // One message for every refusal here, so that it tells nothing about the account.
-    if (!profile.emailVerified || !existing.emailVerified) {
-      throw new SocialRefusal(
-        `This e-mail address cannot be joined to ${name} sign-in here. Sign in the way you did before, or use another account.`,
-      );
-    }
-    if (existing.disabled) throw new SocialRefusal('This account is disabled.');
-    await linkIdentityIn(tx, tenant.id, existing.id, provider, profile);
-    return existing;
-  }
-  if (tenant.requireEmailVerification && !profile.emailVerified) {
-    throw new SocialRefusal(
-      `This application needs a verified e-mail address, which ${name} does not confirm.`,
-    );
+  if (decision.action === 'link') {
+    await linkIdentityIn(tx, tenant.id, decision.user.id, provider, profile);
+    return decision.user;
   }
   let user: User;
   try {
     user = await createUserWithoutPassword(db, tenant, {
-      email: profile.email,
+      email: decision.email,
       name: profile.name,
       emailVerified: profile.emailVerified,
     });

@@ -1,7 +1,8 @@
 import type { Kysely } from 'kysely';
 import type { Schema } from '../../storage/index.js';
 import type { Tenant } from '../tenants/index.js';
-import { findUserByEmail, getUser } from '../users/index.js';
+import { readLinkFacts } from './link.service.js';
+import { decideLink, type LinkRefusal } from './link-policy.js';
 import { PROVIDERS, type Profile, type ProviderId } from './providers/index.js';
 
 /** What `userForProfile` would do with a profile. */
@@ -10,10 +11,22 @@ export type ProfileOutcome =
   | { action: 'create'; email: string }
   | { action: 'refuse'; reason: string };
 
+/** How the admin area words a refusal: unlike the hosted page, it tells the admin why. */
+const REASONS: Record<LinkRefusal, (provider: string) => string> = {
+  disabled: () => 'The account is disabled.',
+  no_email: (provider) => `${provider} did not share an e-mail address.`,
+  email_not_vouched: (provider) =>
+    `${provider} does not vouch for the address, which an account holds.`,
+  account_unverified: () =>
+    'The account with this address has not verified it, so no provider can join it.',
+  verification_required: (provider) =>
+    `The tenant needs a verified address, which ${provider} does not confirm.`,
+};
+
 /**
- * The linking policy of `userForProfile` (link.service.ts), read without writing
- * anything: the admin area's "Test sign-in" shows which account a profile would sign in,
- * link or create. test/admin.test.ts holds the two to the same answers.
+ * The linking policy's decision for a profile (`decideLink`, as `userForProfileIn` takes
+ * it), read without writing anything: the admin area's "Test sign-in" shows which account
+ * a profile would sign in, link or create.
  */
 export async function previewProfile(
   db: Kysely<Schema>,
@@ -21,41 +34,13 @@ export async function previewProfile(
   provider: ProviderId,
   profile: Profile,
 ): Promise<ProfileOutcome> {
-  const name = PROVIDERS[provider].name;
-  const known = await db
-    .selectFrom('identities')
-    .select('user_id')
-    .where('tenant_id', '=', tenant.id)
-    .where('provider', '=', provider)
-    .where('issuer', '=', profile.issuer)
-    .where('subject', '=', profile.subject)
-    .executeTakeFirst();
-  if (known) {
-    const user = await getUser(db, tenant.id, known.user_id);
-    if (user.disabled) return { action: 'refuse', reason: 'The account is disabled.' };
-    return { action: 'sign_in', userId: user.id, email: user.email };
+  const decision = decideLink(await readLinkFacts(db, tenant, provider, profile));
+  switch (decision.action) {
+    case 'refuse':
+      return { action: 'refuse', reason: REASONS[decision.refusal](PROVIDERS[provider].name) };
+    case 'create':
+      return { action: 'create', email: decision.email };
+    default:
+      return { action: decision.action, userId: decision.user.id, email: decision.user.email };
   }
-  if (!profile.email)
-    return { action: 'refuse', reason: `${name} did not share an e-mail address.` };
-  const existing = await findUserByEmail(db, tenant.id, profile.email);
-  if (existing) {
-    if (!profile.emailVerified)
-      return {
-        action: 'refuse',
-        reason: `${name} does not vouch for the address, which an account holds.`,
-      };
-    if (!existing.emailVerified)
-      return {
-        action: 'refuse',
-        reason: 'The account with this address has not verified it, so no provider can join it.',
-      };
-    if (existing.disabled) return { action: 'refuse', reason: 'The account is disabled.' };
-    return { action: 'link', userId: existing.id, email: existing.email };
-  }
-  if (tenant.requireEmailVerification && !profile.emailVerified)
-    return {
-      action: 'refuse',
-      reason: `The tenant needs a verified address, which ${name} does not confirm.`,
-    };
-  return { action: 'create', email: profile.email };
 }

@@ -1,0 +1,217 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { SignJWT } from 'jose';
+import type { Kysely } from 'kysely';
+import { defaults } from '../../config/defaults.js';
+import { sha256Hex } from '../../crypto/hash.js';
+import type { Schema, SessionChannel, SessionRow, Tx } from '../../storage/index.js';
+import type { Tenant } from '../tenants/index.js';
+import { getUser, type User } from '../users/index.js';
+import { findSession, insertRefreshToken, insertSession } from './sessions.repository.js';
+import { SIGNING_ALG, type SigningKeys } from './signing-keys.service.js';
+
+/** The `scope` claim of user access tokens. */
+const USER_TOKEN_SCOPE = 'openid email profile';
+
+export interface TokenSet {
+  accessToken: string;
+  tokenType: 'Bearer';
+  expiresIn: number;
+  refreshToken: string;
+  sessionId: string;
+}
+
+/** A session written or resumed by a transaction whose access token is not signed yet. */
+export interface OpenedSession {
+  sessionId: string;
+  user: User;
+}
+
+/** An opened session with a new refresh token for its client. */
+export interface IssuedSession extends OpenedSession {
+  refreshToken: string;
+}
+
+export type OpenMeta<C extends SessionChannel> = {
+  channel: C;
+  ip?: string | undefined;
+  userAgent?: string | undefined;
+};
+
+/** A tenant's signing key, ready to sign. */
+export type Signer = Awaited<ReturnType<SigningKeys['active']>>;
+
+export interface IssuingDeps {
+  signingKeys: SigningKeys;
+  /** `{auth_url}`: issuers are `{auth_url}/t/{tenant_id}`. */
+  authUrl: string;
+}
+
+export function issuerOf(authUrl: string, tenantId: string): string {
+  return `${authUrl}/t/${tenantId}`;
+}
+
+/**
+ * The `aud` of the tenant's access tokens (RFC 9068 section 2.2): the API it set with
+ * `latchkey tenant update --audience`, else `{auth_url}/t/{tenant_id}/api`, one per tenant,
+ * so that a verifier configured for one tenant's API refuses every other tenant's tokens.
+ */
+export function audienceOf(authUrl: string, tenant: Pick<Tenant, 'id' | 'audience'>): string {
+  return tenant.audience ?? `${issuerOf(authUrl, tenant.id)}/api`;
+}
+
+/**
+ * Writes a new refresh token of a session, stored by its hash, and returns it (the only
+ * time it is seen whole).
+ */
+export async function newRefreshToken(
+  db: Kysely<Schema>,
+  tenantId: string,
+  sessionId: string,
+  expiresAt: number,
+): Promise<string> {
+  const token = `lkr_${randomBytes(32).toString('base64url')}`;
+  await insertRefreshToken(db, {
+    hash: sha256Hex(token),
+    session_id: sessionId,
+    tenant_id: tenantId,
+    created_at: Date.now(),
+    expires_at: expiresAt,
+    used_at: null,
+  });
+  return token;
+}
+
+/** Token issuing: sessions opened, resumed or continued, and their tokens signed. */
+export class SessionIssuer {
+  readonly #deps: IssuingDeps;
+
+  constructor(deps: IssuingDeps) {
+    this.#deps = deps;
+  }
+
+  /**
+   * The tenant's signing key, fetched before a workflow claims anything: signing inside
+   * the transaction then needs no more I/O, so a refresh token or code is never used up
+   * by a transaction whose tokens could not be signed (the retry would look like theft).
+   */
+  async signer(tenant: Tenant): Promise<Signer> {
+    return this.#deps.signingKeys.active(tenant.id);
+  }
+
+  async #accessToken(
+    tenant: Tenant,
+    user: User,
+    sessionId: string,
+    signer?: Signer,
+  ): Promise<string> {
+    const { kid, key } = signer ?? (await this.#deps.signingKeys.active(tenant.id));
+    // RFC 9068 section 2.1: typ "at+jwt"; RFC 8725 section 3.1: one algorithm, pinned.
+    // Section 2.2's client_id: every app of a tenant is one client, named by the tenant id
+    // (the id that also authenticates introspection, RFC 7662 section 2.1).
+    return new SignJWT({
+      email: user.email,
+      tid: tenant.id,
+      sid: sessionId,
+      roles: user.roles,
+      scope: USER_TOKEN_SCOPE,
+      client_id: tenant.id,
+    })
+      .setProtectedHeader({ alg: SIGNING_ALG, typ: 'at+jwt', kid })
+      .setIssuer(issuerOf(this.#deps.authUrl, tenant.id))
+      .setAudience(audienceOf(this.#deps.authUrl, tenant))
+      .setSubject(user.id)
+      .setIssuedAt()
+      .setExpirationTime(`${tenant.accessTokenTtl}s`)
+      .setJti(randomUUID())
+      .sign(key);
+  }
+
+  /**
+   * Writes a new session within a workflow's transaction, with its first refresh token for
+   * a server; a browser gets its refresh tokens only by redeeming a code (`continueIn`).
+   * The access token is signed by `tokens` once the transaction has committed.
+   */
+  async openIn(
+    tx: Tx,
+    tenant: Tenant,
+    user: User,
+    meta: OpenMeta<'server'>,
+  ): Promise<IssuedSession>;
+  async openIn(
+    tx: Tx,
+    tenant: Tenant,
+    user: User,
+    meta: OpenMeta<'browser'>,
+  ): Promise<OpenedSession>;
+  async openIn(
+    tx: Tx,
+    tenant: Tenant,
+    user: User,
+    meta: OpenMeta<SessionChannel>,
+  ): Promise<OpenedSession | IssuedSession>;
+  async openIn(
+    tx: Tx,
+    tenant: Tenant,
+    user: User,
+    meta: OpenMeta<SessionChannel>,
+  ): Promise<OpenedSession | IssuedSession> {
+    const now = Date.now();
+    const row: SessionRow = {
+      id: randomUUID(),
+      tenant_id: tenant.id,
+      user_id: user.id,
+      created_at: now,
+      last_used_at: now,
+      expires_at: now + defaults.sessions.lifetimeMs,
+      revoked_at: null,
+      revoked_reason: null,
+      ip: meta.ip ?? null,
+      user_agent: meta.userAgent?.slice(0, defaults.sessions.userAgentMaxLength) ?? null,
+      channel: meta.channel,
+    };
+    await insertSession(tx.db, row);
+    if (meta.channel === 'browser') return { sessionId: row.id, user };
+    const refreshToken = await newRefreshToken(tx.db, tenant.id, row.id, row.expires_at);
+    return { sessionId: row.id, refreshToken, user };
+  }
+
+  /** A live session, resumed within a transaction (a returning browser); nothing is written. */
+  async resumeIn(tx: Tx, tenant: Tenant, sessionId: string): Promise<OpenedSession | undefined> {
+    return (await this.#live(tx, tenant, sessionId))?.opened;
+  }
+
+  /** New tokens for a live session within a transaction (a redeemed sign-in code). */
+  async continueIn(tx: Tx, tenant: Tenant, sessionId: string): Promise<IssuedSession | undefined> {
+    const live = await this.#live(tx, tenant, sessionId);
+    if (!live) return undefined;
+    const refreshToken = await newRefreshToken(tx.db, tenant.id, sessionId, live.expiresAt);
+    return { ...live.opened, refreshToken };
+  }
+
+  async #live(tx: Tx, tenant: Tenant, sessionId: string) {
+    const row = await findSession(tx.db, tenant.id, sessionId);
+    if (!row || row.revoked_at !== null || row.expires_at <= Date.now()) return undefined;
+    const user = await getUser(tx.db, tenant.id, row.user_id);
+    if (user.disabled) return undefined;
+    return { opened: { sessionId: row.id, user }, expiresAt: row.expires_at };
+  }
+
+  /** The access token alone, for a session a committed transaction opened or resumed. */
+  async accessToken(tenant: Tenant, opened: OpenedSession): Promise<string> {
+    return this.#accessToken(tenant, opened.user, opened.sessionId);
+  }
+
+  /**
+   * Signs the access token of a session a transaction opened or continued: after the
+   * commit, or within the transaction with a `signer` fetched before it.
+   */
+  async tokens(tenant: Tenant, opened: IssuedSession, signer?: Signer): Promise<TokenSet> {
+    return {
+      accessToken: await this.#accessToken(tenant, opened.user, opened.sessionId, signer),
+      tokenType: 'Bearer',
+      expiresIn: tenant.accessTokenTtl,
+      refreshToken: opened.refreshToken,
+      sessionId: opened.sessionId,
+    };
+  }
+}

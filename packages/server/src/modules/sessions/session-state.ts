@@ -1,0 +1,83 @@
+import type { Kysely } from 'kysely';
+import type { InvalidationBus } from '../../cache/invalidation.js';
+import { TtlCache } from '../../cache/ttl-cache.js';
+import { defaults } from '../../config/defaults.js';
+import type { Schema } from '../../storage/index.js';
+import { findSessionState } from './sessions.repository.js';
+
+/** A user's current e-mail and roles, as introspection answers them. */
+export type SessionUser = Readonly<{ email: string; roles: string[] }>;
+
+interface SessionState {
+  active: boolean;
+  userId: string;
+  /**
+   * One frozen object for as long as the entry is cached: an answer built from it can be
+   * kept with it (introspection keeps its serialized answer while this object is the same).
+   */
+  user: SessionUser;
+}
+
+export interface StateDeps {
+  db: Kysely<Schema>;
+  bus: InvalidationBus;
+  /** Told whether each session-state look-up came from the cache. */
+  onCacheLookup?: ((hit: boolean) => void) | undefined;
+}
+
+/** Whether a session is live, and its user's current e-mail and roles; cached. */
+export class SessionStates {
+  readonly #deps: StateDeps;
+  /** sid -> state, only while the invalidation bus is live. */
+  readonly #states = new TtlCache<SessionState>(defaults.sessions.stateCacheMs);
+
+  constructor(deps: StateDeps) {
+    this.#deps = deps;
+    deps.bus.onInvalidate((topic) => {
+      if (topic === '*') return this.#states.clear();
+      const [kind, id] = topic.split(':');
+      if (kind === 'session' && id) this.#states.delete(id);
+      if (kind === 'user' && id) this.#states.deleteWhere((s) => s.userId === id);
+    });
+  }
+
+  /**
+   * The live state of a session: undefined when it is revoked or expired, or its user is
+   * disabled, deleted or not `userId`; otherwise the user's current e-mail and roles.
+   * Cached while invalidations flow.
+   */
+  async state(
+    tenantId: string,
+    sessionId: string,
+    userId: string,
+  ): Promise<SessionUser | undefined> {
+    const cached = this.cachedState(sessionId, userId);
+    if (cached !== null) return cached;
+    const live = this.#deps.bus.live;
+    const readAt = this.#states.generation;
+    const row = await findSessionState(this.#deps.db, tenantId, sessionId);
+    const state: SessionState = {
+      userId: row?.user_id ?? '',
+      active:
+        !!row && row.revoked_at === null && row.disabled_at === null && row.expires_at > Date.now(),
+      user: Object.freeze({
+        email: row?.email ?? '',
+        roles: row ? (JSON.parse(row.roles) as string[]) : [],
+      }),
+    };
+    if (live && row) this.#states.set(sessionId, state, readAt);
+    return state.active && state.userId === userId ? state.user : undefined;
+  }
+
+  /**
+   * `state` answered from the cache alone, with no await (introspection's warm path);
+   * null when the cache cannot answer. The session id is unique across tenants, and the
+   * caller has already checked that the token belongs to its tenant.
+   */
+  cachedState(sessionId: string, userId: string): SessionUser | undefined | null {
+    const state = this.#deps.bus.live ? this.#states.get(sessionId) : undefined;
+    this.#deps.onCacheLookup?.(state !== undefined);
+    if (!state) return null;
+    return state.active && state.userId === userId ? state.user : undefined;
+  }
+}
