@@ -13,6 +13,10 @@ describe('bearerToken', () => {
     ['Bearer   spaced', 'spaced'],
     ['Bearer trailing  ', 'trailing'],
     ['Bearer every-b64token.char_~+/09AZaz==', 'every-b64token.char_~+/09AZaz=='],
+    // Malformed, but presented: refused later as invalid_token, not as a missing credential.
+    ['Bearer ab=cd', 'ab=cd'],
+    ['Bearer !!!@@@###', '!!!@@@###'],
+    ['Bearer key\u00ff', 'key\u00ff'],
   ])('takes %j', (header, token) => {
     expect(bearerToken(header)).toBe(token);
   });
@@ -26,9 +30,6 @@ describe('bearerToken', () => {
     ['a tab for the space', 'Bearer\ttoken'],
     ['another scheme', 'Basic dXNlcjpwYXNz'],
     ['two tokens', 'Bearer one two'],
-    ['padding inside the token', 'Bearer ab=cd'],
-    ['characters outside b64token', 'Bearer !!!@@@###'],
-    ['a character outside ASCII', 'Bearer key\u00ff'],
   ])('refuses %s', (_name, header) => {
     expect(bearerToken(header)).toBeUndefined();
   });

@@ -119,6 +119,12 @@ describe.each(DIALECTS)('introspection client authentication (RFC 7662) on %s', 
       await introspect({ authorization: `Bearer ${wrongSecret}` }, { token }),
       'Bearer realm="latchkey", error="invalid_token"',
     );
+    // A malformed token is still the credential presented (RFC 6750 section 3.1).
+    for (const malformed of ['Bearer !!!@@@###', 'Bearer sk_test_\u00ff', 'Bearer ab=cd'])
+      await expectUnauthorized(
+        await introspect({ authorization: malformed }, { token }),
+        'Bearer realm="latchkey", error="invalid_token"',
+      );
   });
 
   it('offers both schemes when no credentials came, and takes one method per request', async () => {
