@@ -24,11 +24,11 @@ export {
 export type { Session } from './session-records.js';
 export type { SessionUser } from './session-state.js';
 export { Sessions, type SessionsDeps } from './sessions.service.js';
-export { sealedSigningKeys } from './signing-keys.repository.js';
 export {
   type PublicJwk,
   SIGNING_ALG,
   type SigningKeyInfo,
   SigningKeys,
+  sealedSigningKeys,
   type VerificationKey,
 } from './signing-keys.service.js';

@@ -8,12 +8,7 @@ import type { Tenant } from '../tenants/index.js';
 import { getUser, type User } from '../users/index.js';
 import { newRefreshToken, type SessionIssuer, type TokenSet } from './session-issuing.js';
 import { revokeSessionsIn } from './session-records.js';
-import {
-  findRefreshToken,
-  findSessionState,
-  markRefreshTokenUsed,
-  touchSession,
-} from './sessions.repository.js';
+import { findSessionState } from './session-state.js';
 
 export interface RotationDeps {
   db: Kysely<Schema>;
@@ -108,4 +103,47 @@ export class RefreshRotation {
     });
     if (refused) throw invalidGrant('The refresh token was not issued to this client');
   }
+}
+
+// ----- Rows -----
+
+/** The refresh token, its session and its user's state, within one tenant. */
+async function findRefreshToken(db: Kysely<Schema>, tenantId: string, hash: string) {
+  return db
+    .selectFrom('refresh_tokens as r')
+    .innerJoin('sessions as s', 's.id', 'r.session_id')
+    .innerJoin('users as u', 'u.id', 's.user_id')
+    .select([
+      'r.hash',
+      'r.used_at',
+      'r.expires_at',
+      's.id as session_id',
+      's.channel',
+      's.revoked_at',
+      's.expires_at as session_expires_at',
+      'u.id as user_id',
+      'u.disabled_at',
+    ])
+    .where('r.tenant_id', '=', tenantId)
+    .where('r.hash', '=', hash)
+    .executeTakeFirst();
+}
+
+/** Marks a refresh token used; false when another request used it first. */
+async function markRefreshTokenUsed(
+  db: Kysely<Schema>,
+  hash: string,
+  at: number,
+): Promise<boolean> {
+  const result = await db
+    .updateTable('refresh_tokens')
+    .set({ used_at: at })
+    .where('hash', '=', hash)
+    .where('used_at', 'is', null)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+async function touchSession(db: Kysely<Schema>, id: string, at: number): Promise<void> {
+  await db.updateTable('sessions').set({ last_used_at: at }).where('id', '=', id).execute();
 }

@@ -3,10 +3,16 @@ import { SignJWT } from 'jose';
 import type { Kysely } from 'kysely';
 import { defaults } from '../../config/defaults.js';
 import { sha256Hex } from '../../crypto/hash.js';
-import type { Schema, SessionChannel, SessionRow, Tx } from '../../storage/index.js';
+import type {
+  RefreshTokenRow,
+  Schema,
+  SessionChannel,
+  SessionRow,
+  Tx,
+} from '../../storage/index.js';
 import type { Tenant } from '../tenants/index.js';
 import { getUser, type User } from '../users/index.js';
-import { findSession, insertRefreshToken, insertSession } from './sessions.repository.js';
+import { findSession } from './session-records.js';
 import { SIGNING_ALG, type SigningKeys } from './signing-keys.service.js';
 
 /** The `scope` claim of user access tokens. */
@@ -214,4 +220,14 @@ export class SessionIssuer {
       sessionId: opened.sessionId,
     };
   }
+}
+
+// ----- Rows -----
+
+async function insertSession(db: Kysely<Schema>, row: SessionRow): Promise<void> {
+  await db.insertInto('sessions').values(row).execute();
+}
+
+async function insertRefreshToken(db: Kysely<Schema>, row: RefreshTokenRow): Promise<void> {
+  await db.insertInto('refresh_tokens').values(row).execute();
 }

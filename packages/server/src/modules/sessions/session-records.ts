@@ -2,7 +2,6 @@ import type { Kysely } from 'kysely';
 import { LatchkeyError } from '../../errors/index.js';
 import { isUuid, type Schema, type SessionRow, type Tx } from '../../storage/index.js';
 import { endBrowserSessionsOf } from './browser-sessions.js';
-import { findSession, listSessionRows, revokeSessionRows } from './sessions.repository.js';
 
 export interface Session {
   id: string;
@@ -67,4 +66,59 @@ export async function listSessions(
   userId: string,
 ): Promise<Session[]> {
   return (await listSessionRows(db, tenantId, userId)).map(toSession);
+}
+
+// ----- Rows -----
+
+async function revokeSessionRows(
+  db: Kysely<Schema>,
+  tenantId: string,
+  filter: { sessionId?: string; userId?: string },
+  at: number,
+  reason: string,
+): Promise<string[]> {
+  let query = db
+    .selectFrom('sessions')
+    .select('id')
+    .where('tenant_id', '=', tenantId)
+    .where('revoked_at', 'is', null);
+  if (filter.sessionId) query = query.where('id', '=', filter.sessionId);
+  if (filter.userId) query = query.where('user_id', '=', filter.userId);
+  const ids = (await query.execute()).map((r) => r.id);
+  if (ids.length) {
+    await db
+      .updateTable('sessions')
+      .set({ revoked_at: at, revoked_reason: reason })
+      .where('id', 'in', ids)
+      .where('revoked_at', 'is', null)
+      .execute();
+  }
+  return ids;
+}
+
+export async function findSession(
+  db: Kysely<Schema>,
+  tenantId: string,
+  id: string,
+): Promise<SessionRow | undefined> {
+  return db
+    .selectFrom('sessions')
+    .selectAll()
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', id)
+    .executeTakeFirst();
+}
+
+async function listSessionRows(
+  db: Kysely<Schema>,
+  tenantId: string,
+  userId: string,
+): Promise<SessionRow[]> {
+  return db
+    .selectFrom('sessions')
+    .selectAll()
+    .where('tenant_id', '=', tenantId)
+    .where('user_id', '=', userId)
+    .orderBy('created_at', 'desc')
+    .execute();
 }

@@ -3,7 +3,6 @@ import type { InvalidationBus } from '../../cache/invalidation.js';
 import { TtlCache } from '../../cache/ttl-cache.js';
 import { defaults } from '../../config/defaults.js';
 import type { Schema } from '../../storage/index.js';
-import { findSessionState } from './sessions.repository.js';
 
 /** A user's current e-mail and roles, as introspection answers them. */
 export type SessionUser = Readonly<{ email: string; roles: string[] }>;
@@ -80,4 +79,17 @@ export class SessionStates {
     if (!state) return null;
     return state.active && state.userId === userId ? state.user : undefined;
   }
+}
+
+// ----- Rows -----
+
+/** What introspection needs to know about a session, in one query. */
+export async function findSessionState(db: Kysely<Schema>, tenantId: string, id: string) {
+  return db
+    .selectFrom('sessions as s')
+    .innerJoin('users as u', 'u.id', 's.user_id')
+    .select(['s.user_id', 's.revoked_at', 's.expires_at', 'u.disabled_at', 'u.email', 'u.roles'])
+    .where('s.tenant_id', '=', tenantId)
+    .where('s.id', '=', id)
+    .executeTakeFirst();
 }
