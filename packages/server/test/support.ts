@@ -5,7 +5,7 @@
  */
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { type AddressInfo, BoundSocket, createServer, type ListenOptions } from 'node:net';
+import { type AddressInfo, BoundSocket, type ListenOptions } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
@@ -151,15 +151,6 @@ export interface TestTenant {
   tenant: Tenant;
   secretKey: string;
   publishableKey: string;
-}
-
-/** A free loopback port (closed again at once; the app binds it right after). */
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 /**
