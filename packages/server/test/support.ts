@@ -154,9 +154,10 @@ export interface TestTenant {
 }
 
 /**
- * A loopback port held for an app until it listens on it (Node's net.BoundSocket), for a
- * test that must name the app's URL before it starts (a provider's redirect URI): no other
- * process can take the port meanwhile. Its URL: `http://127.0.0.1:${socket.address().port}`.
+ * A loopback port held for an app until it listens on it (net.BoundSocket, Node.js 24.19 or
+ * newer), for a test that must name the app's URL before it starts (a provider's redirect
+ * URI): no other process can take the port meanwhile. Its URL is
+ * `http://127.0.0.1:${socket.address().port}`.
  */
 export function reservePort(): BoundSocket {
   return new BoundSocket({ host: '127.0.0.1' });
