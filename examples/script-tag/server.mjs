@@ -45,7 +45,9 @@ const server = createServer((req, res) => {
 });
 
 server.listen(PORT, 'localhost', () => {
-  console.log(`Script-tag example on http://localhost:${PORT} (Latchkey at ${AUTH_URL})`);
+  // PORT=0: the port the system chose.
+  const { port } = server.address();
+  console.log(`Script-tag example on http://localhost:${port} (Latchkey at ${AUTH_URL})`);
   console.log(
     'Open it with the publishable key npm start printed: http://localhost:5173/?pk=pk_test_…',
   );

@@ -6,6 +6,7 @@
  */
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -13,9 +14,10 @@ import type { Browser, Page } from 'playwright-core';
 import { build, type PreviewServer, preview } from 'vite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setProvider } from '../../server/src/modules/social/index.js';
+import { updateTenant } from '../../server/src/modules/tenants/index.js';
 import { HAVE_CHROMIUM, launchChromium, seriousViolations } from '../../server/test/browser.js';
 import { type ProviderServer, startProvider } from '../../server/test/providers.js';
-import { freePort, startApp, type TestApp } from '../../server/test/support.js';
+import { reservePort, startApp, type TestApp } from '../../server/test/support.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 const EXAMPLE = join(ROOT, 'examples/react-vite');
@@ -37,18 +39,15 @@ describe.skipIf(!HAVE_CHROMIUM)('examples/react-vite in Chromium', () => {
   const outDir = mkdtempSync(join(tmpdir(), 'latchkey-react-vite-'));
 
   beforeAll(async () => {
-    const [authPort, sitePort] = [await freePort(), await freePort()];
-    const authUrl = `http://127.0.0.1:${authPort}`;
-    origin = `http://localhost:${sitePort}`;
+    const socket = reservePort();
+    const authUrl = `http://127.0.0.1:${socket.address().port}`;
     github = await startProvider('github', { redirectUri: `${authUrl}/oauth/github/callback` });
     app = await startApp('sqlite', {
-      env: {
-        PORT: String(authPort),
-        PUBLIC_URL: authUrl,
-        LATCHKEY_PROVIDER_ENDPOINTS: JSON.stringify({ github: github.endpoints }),
-      },
+      socket,
+      env: { LATCHKEY_PROVIDER_ENDPOINTS: JSON.stringify({ github: github.endpoints }) },
     });
-    const t = await app.tenant({ allowedOrigins: [origin] });
+    // Its allowed origin is the site's, known once the site listens (below).
+    const t = await app.tenant();
     publishableKey = t.publishableKey;
     await setProvider(app.ctx.database.db, app.ctx.box, t.tenant.id, 'github', {
       clientId: github.clientId,
@@ -64,7 +63,11 @@ describe.skipIf(!HAVE_CHROMIUM)('examples/react-vite in Chromium', () => {
     });
     const quiet = { root: EXAMPLE, logLevel: 'silent' as const };
     await build({ ...quiet, build: { outDir, emptyOutDir: true } });
-    site = await preview({ ...quiet, build: { outDir }, preview: { port: sitePort } });
+    site = await preview({ ...quiet, build: { outDir }, preview: { port: 0 } });
+    origin = `http://localhost:${(site.httpServer.address() as AddressInfo).port}`;
+    await updateTenant({ db: app.ctx.database.db, bus: app.ctx.bus }, t.tenant.id, {
+      allowedOrigins: [origin],
+    });
     browser = await launchChromium();
     mkdirSync(ARTIFACTS, { recursive: true });
   }, 90_000);

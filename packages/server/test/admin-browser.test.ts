@@ -23,7 +23,7 @@ import {
   startCallerApp,
 } from './browser.js';
 import { type ProviderServer, startProvider } from './providers.js';
-import { DIALECTS, email, freePort, json, postJson, startApp, type TestApp } from './support.js';
+import { DIALECTS, email, json, postJson, reservePort, startApp, type TestApp } from './support.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 const ARTIFACTS = join(ROOT, 'test-artifacts');
@@ -66,17 +66,16 @@ for (const dialect of DIALECTS) {
     };
 
     beforeAll(async () => {
-      const port = await freePort();
-      const base = `http://127.0.0.1:${port}`;
+      const socket = reservePort();
+      const base = `http://127.0.0.1:${socket.address().port}`;
       [github, caller, browser] = await Promise.all([
         startProvider('github', { redirectUri: `${base}/oauth/github/callback` }),
         startCallerApp(),
         launchChromium(),
       ]);
       app = await startApp(dialect, {
+        socket,
         env: {
-          PORT: String(port),
-          PUBLIC_URL: base,
           LATCHKEY_PROVIDER_ENDPOINTS: JSON.stringify({ github: github.endpoints }),
         },
       });

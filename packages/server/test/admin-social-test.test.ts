@@ -10,8 +10,8 @@ import { type ProviderServer, startProvider } from './providers.js';
 import {
   DIALECTS,
   email,
-  freePort,
   json,
+  reservePort,
   startApp,
   type TestApp,
   type TestTenant,
@@ -30,13 +30,12 @@ for (const dialect of DIALECTS) {
       new URLSearchParams({ pk: t.publishableKey, redirect_url: `${ORIGIN}/callback` }).toString();
 
     beforeAll(async () => {
-      const port = await freePort();
-      const base = `http://127.0.0.1:${port}`;
+      const socket = reservePort();
+      const base = `http://127.0.0.1:${socket.address().port}`;
       github = await startProvider('github', { redirectUri: `${base}/oauth/github/callback` });
       app = await startApp(dialect, {
+        socket,
         env: {
-          PORT: String(port),
-          PUBLIC_URL: base,
           LATCHKEY_PROVIDER_ENDPOINTS: JSON.stringify({ github: github.endpoints }),
         },
       });

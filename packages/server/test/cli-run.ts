@@ -1,5 +1,5 @@
 /** The real, built `latchkey` CLI as a child process, for the suites that drive it. */
-import { type ExecFileException, execFile } from 'node:child_process';
+import { type ChildProcess, type ExecFileException, execFile } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -35,4 +35,27 @@ export async function latchkey(
     if (typeof e.code !== 'number') throw error;
     return { code: e.code, stdout: e.stdout ?? '', stderr: e.stderr ?? '' };
   }
+}
+
+/**
+ * Where a `latchkey serve` child listens, as its first line says (with PORT=0, on the port
+ * the system chose); rejects if it exits before. Its stdout (a pipe) is read on to the end.
+ */
+export function listeningUrl(child: ChildProcess): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let out = '';
+    const read = (chunk: Buffer) => {
+      out += chunk;
+      const url = /^Latchkey is listening on (\S+)/m.exec(out)?.[1];
+      if (url) {
+        child.stdout?.off('data', read);
+        child.stdout?.resume();
+        resolve(url);
+      }
+    };
+    child.stdout?.on('data', read);
+    child.once('exit', (code) =>
+      reject(new Error(`serve exited (${code}) before listening: ${out}`)),
+    );
+  });
 }

@@ -2,8 +2,10 @@
  * The real, built `latchkey` CLI as a child process (`npm test` builds dist/ first), on every
  * database, and a key it makes used against a real server on the same database.
  */
+import { spawn } from 'node:child_process';
+import { tmpdir } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { latchkey, type Result } from './cli-run.js';
+import { latchkey, listeningUrl, MAIN, type Result } from './cli-run.js';
 import {
   type Body,
   DIALECTS,
@@ -405,5 +407,41 @@ describe.each(DIALECTS)('latchkey CLI on %s', (dialect) => {
         expect(key.display).toMatch(/^(sk|pk)_test_[0-9A-Za-z]{4}…[0-9A-Za-z]{4}$/);
       }
     });
+  });
+});
+
+describe('latchkey serve with PORT=0', () => {
+  it('listens on a port the system chose, and its first line says where', async () => {
+    const fresh = await freshDatabaseUrl('sqlite');
+    const child = spawn(process.execPath, [MAIN, 'serve'], {
+      env: {
+        ...process.env,
+        DATABASE_URL: fresh.url,
+        LATCHKEY_SECRET: SECRET,
+        PORT: '0',
+        HOST: '127.0.0.1',
+        PUBLIC_URL: 'https://auth.example.com',
+        LOG_LEVEL: 'warn',
+      },
+      cwd: tmpdir(),
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    let stdout = '';
+    child.stdout.on('data', (chunk) => {
+      stdout += chunk;
+    });
+    try {
+      const url = await listeningUrl(child);
+      expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+      expect(new URL(url).port).not.toBe('0');
+      expect((await fetch(`${url}/healthz`)).status).toBe(200);
+      // What it serves is still named by its public URL.
+      expect(stdout).toContain('API reference  https://auth.example.com/v1/openapi.json');
+    } finally {
+      child.kill('SIGTERM');
+      await exited;
+      await fresh.drop();
+    }
   });
 });

@@ -3,14 +3,13 @@
  * down: Redis and PostgreSQL behind a real TCP proxy that stops forwarding.
  */
 import { spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { listeningUrl, MAIN } from './cli-run.js';
 import { frozenProxy } from './frozen-proxy.js';
 import {
   DIALECTS,
   email,
   eventually,
-  freePort,
   freshDatabaseUrl,
   HAVE_POSTGRES,
   HAVE_REDIS,
@@ -23,7 +22,6 @@ import {
   type TestApp,
 } from './support.js';
 
-const MAIN = fileURLToPath(new URL('../dist/latchkey.mjs', import.meta.url));
 const PASSWORD = 'correct horse battery staple';
 const dialect = DIALECTS[DIALECTS.length - 1] ?? 'sqlite';
 
@@ -126,20 +124,19 @@ describe.runIf(HAVE_POSTGRES)('a hung PostgreSQL', () => {
   });
 
   it('SIGTERM ends the process although a request waits on the database', async () => {
-    const port = await freePort();
     const child = spawn(process.execPath, [MAIN, 'serve'], {
       env: {
         ...process.env,
         DATABASE_URL: proxy.url(fresh.url),
         LATCHKEY_SECRET: SECRET,
-        PORT: String(port),
+        PORT: '0',
         HOST: '127.0.0.1',
         LOG_LEVEL: 'warn',
       },
-      stdio: 'ignore',
+      stdio: ['ignore', 'pipe', 'ignore'],
     });
     const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
-    const url = `http://127.0.0.1:${port}`;
+    const url = await listeningUrl(child);
     await eventually(async () =>
       (await fetch(`${url}/readyz`).then(
         (r) => r.status,

@@ -4,15 +4,14 @@
  * although the other had the session's state cached.
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKey } from '../src/modules/keys/index.js';
 import { createTenant } from '../src/modules/tenants/index.js';
 import { migrateToLatest, openDatabase } from '../src/storage/index.js';
+import { listeningUrl, MAIN } from './cli-run.js';
 import {
   eventually,
-  freePort,
   freshDatabaseUrl,
   HAVE_POSTGRES,
   HAVE_REDIS,
@@ -22,7 +21,6 @@ import {
   SECRET,
 } from './support.js';
 
-const MAIN = fileURLToPath(new URL('../dist/latchkey.mjs', import.meta.url));
 const execFileAsync = promisify(execFile);
 const PASSWORD = 'correct horse battery staple';
 
@@ -33,13 +31,12 @@ interface Instance {
 }
 
 async function start(env: Record<string, string>): Promise<Instance> {
-  const port = await freePort();
   const output: string[] = [];
   const child = spawn(process.execPath, [MAIN, 'serve'], {
     env: {
       ...process.env,
       ...env,
-      PORT: String(port),
+      PORT: '0',
       HOST: '127.0.0.1',
       LOG_LEVEL: 'warn',
       METRICS_TOKEN,
@@ -48,7 +45,9 @@ async function start(env: Record<string, string>): Promise<Instance> {
   });
   child.stdout?.on('data', (d) => output.push(String(d)));
   child.stderr?.on('data', (d) => output.push(String(d)));
-  const url = `http://127.0.0.1:${port}`;
+  const url = await listeningUrl(child).catch(() => {
+    throw new Error(`instance exited: ${output.join('')}`);
+  });
   const deadline = Date.now() + 15_000;
   while (Date.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`instance exited: ${output.join('')}`);

@@ -16,7 +16,7 @@ import { SigningKeys } from '../src/modules/sessions/index.js';
 import { providerCredentials } from '../src/modules/social/index.js';
 import { openDatabase } from '../src/storage/index.js';
 import { latchkey, MAIN, type Result } from './cli-run.js';
-import { DIALECTS, freePort, freshDatabaseUrl, SECRET } from './support.js';
+import { DIALECTS, freshDatabaseUrl, SECRET } from './support.js';
 
 /** The CLI with exactly these variables (and PATH): none of the test run's stands in. */
 const cli = (args: string[], env: Record<string, string>) => latchkey(args, env, { only: true });
@@ -26,9 +26,8 @@ const THIRD = 'a-third-secret-0123456789abcdefghijklmnopqrstuvwxyz';
 
 /** `latchkey serve`: 'started' once it listens (then stopped), or how it exited. */
 async function serve(env: Record<string, string>): Promise<Result | 'started'> {
-  const port = await freePort();
   const child = spawn(process.execPath, [MAIN, 'serve'], {
-    env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: String(port), ...env },
+    env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: '0', ...env },
     cwd: tmpdir(),
   });
   let stdout = '';

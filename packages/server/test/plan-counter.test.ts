@@ -4,7 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Decision } from '../src/modules/rate-limit/index.js';
 import { PlanCounter } from '../src/modules/rate-limit/plan-counter.js';
 import { HAVE_REDIS, REDIS_URL } from './support.js';
@@ -40,17 +40,30 @@ describe('plan counter in memory', () => {
 });
 
 describe('plan counter while Redis cannot be reached', () => {
+  // The windows end on the counter's clock (Date.now), which the test moves: no sleeping.
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
   it('counts in memory, and forgets ended windows of every address', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
     // A real client to a port where nothing listens: it never becomes ready.
     const redis = new Redis({ port: 1, lazyConnect: true, retryStrategy: () => null });
+    // It looks for ended windows at most once a second, from now on.
     const counter = new PlanCounter({ redis, keyPrefix: 'down', flushMs: 60_000 });
     const windows = [{ name: 'second', quota: 5, seconds: 1 }];
+    vi.advanceTimersByTime(500);
     for (let i = 0; i < 200; i++) {
       const decision = counter.consume(`client:t:198.51.100.${i}`, windows);
       expect((decision as Decision).allowed).toBe(true);
     }
     expect(counter.held).toBe(200);
-    await new Promise((resolve) => setTimeout(resolve, 1100));
+    // A look while the windows still run keeps them...
+    vi.advanceTimersByTime(500);
+    await counter.flush();
+    expect(counter.held).toBe(200);
+    // ...the next, after they have ended, forgets them.
+    vi.advanceTimersByTime(1000);
     await counter.flush();
     expect(counter.held).toBe(0);
     await counter.close();

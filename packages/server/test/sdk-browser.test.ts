@@ -20,9 +20,9 @@ import {
 import {
   email,
   eventually,
-  freePort,
   json,
   postJson,
+  reservePort,
   startApp,
   type TestApp,
   type TestTenant,
@@ -80,16 +80,15 @@ describe.skipIf(!HAVE_CHROMIUM)(
     }
 
     beforeAll(async () => {
-      const port = await freePort();
-      const base = `http://127.0.0.1:${port}`;
+      const socket = reservePort();
+      const base = `http://127.0.0.1:${socket.address().port}`;
       [github, browser] = await Promise.all([
         startProvider('github', { redirectUri: `${base}/oauth/github/callback` }),
         launchChromium(),
       ]);
       app = await startApp('sqlite', {
+        socket,
         env: {
-          PORT: String(port),
-          PUBLIC_URL: base,
           LATCHKEY_PROVIDER_ENDPOINTS: JSON.stringify({ github: github.endpoints }),
         },
       });

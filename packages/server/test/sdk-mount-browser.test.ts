@@ -23,7 +23,7 @@ import {
   startSite,
   withContext,
 } from './sdk-page.js';
-import { email, freePort, postJson, startApp, type TestApp, type TestTenant } from './support.js';
+import { email, postJson, startApp, type TestApp, type TestTenant } from './support.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 const ARTIFACTS = join(ROOT, 'test-artifacts');
@@ -200,20 +200,26 @@ describe.skipIf(!HAVE_CHROMIUM)('@latchkey/js buttons in Chromium', () => {
   });
 
   it('the script-tag example signs in with e-mail, shows the e-mail, and signs out', async () => {
-    const port = await freePort();
-    const origin = `http://localhost:${port}`;
-    const example = await app.tenant({ allowedOrigins: [origin] });
-    const address = email('example');
-    await postJson(app, '/v1/auth/sign-up', example.secretKey, {
-      email: address,
-      password: PASSWORD,
-    });
     const server = spawn(process.execPath, [join(ROOT, 'examples/script-tag/server.mjs')], {
-      env: { ...process.env, PORT: String(port), LATCHKEY_URL: app.url },
+      env: { ...process.env, PORT: '0', LATCHKEY_URL: app.url },
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     try {
-      await new Promise((ready) => server.stdout?.once('data', ready));
+      // Its first line names the port it got.
+      let said = '';
+      const origin = await new Promise<string>((ready) =>
+        server.stdout?.on('data', (chunk) => {
+          said += chunk;
+          const url = /on (http:\/\/localhost:\d+)/.exec(said)?.[1];
+          if (url) ready(url);
+        }),
+      );
+      const example = await app.tenant({ allowedOrigins: [origin] });
+      const address = email('example');
+      await postJson(app, '/v1/auth/sign-up', example.secretKey, {
+        email: address,
+        password: PASSWORD,
+      });
       await withContext(browser, async (context) => {
         const page = await context.newPage();
         await page.goto(`${origin}/?pk=${example.publishableKey}`);

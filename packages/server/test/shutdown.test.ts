@@ -6,22 +6,13 @@
 import { spawn } from 'node:child_process';
 import { Agent, request } from 'node:http';
 import { connect, type Socket } from 'node:net';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { createKey } from '../src/modules/keys/index.js';
 import { createTenant } from '../src/modules/tenants/index.js';
 import { migrateToLatest, openDatabase } from '../src/storage/index.js';
-import {
-  DIALECTS,
-  email,
-  eventually,
-  freePort,
-  freshDatabaseUrl,
-  SECRET,
-  startApp,
-} from './support.js';
+import { listeningUrl, MAIN } from './cli-run.js';
+import { DIALECTS, email, eventually, freshDatabaseUrl, SECRET, startApp } from './support.js';
 
-const MAIN = fileURLToPath(new URL('../dist/latchkey.mjs', import.meta.url));
 const PASSWORD = 'correct horse battery staple';
 
 /** Everything the server sent on a socket until it closed it, and whether it reset it. */
@@ -138,21 +129,21 @@ describe('SIGTERM with sign-ups in flight (the real process, run after run)', ()
     await database.close();
     try {
       for (let run = 0; run < 5; run++) {
-        const port = await freePort();
         const child = spawn(process.execPath, [MAIN, 'serve'], {
           env: {
             ...process.env,
             DATABASE_URL: fresh.url,
             LATCHKEY_SECRET: SECRET,
-            PORT: String(port),
+            PORT: '0',
             HOST: '127.0.0.1',
             LOG_LEVEL: 'warn',
           },
-          stdio: 'ignore',
+          stdio: ['ignore', 'pipe', 'ignore'],
         });
         const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+        const url = await listeningUrl(child);
         await eventually(async () =>
-          (await fetch(`http://127.0.0.1:${port}/healthz`).then(
+          (await fetch(`${url}/healthz`).then(
             (r) => r.status,
             () => 0,
           )) === 200
@@ -171,7 +162,7 @@ describe('SIGTERM with sign-ups in flight (the real process, run after run)', ()
                   email: email(`term${run}-${i}`),
                   password: PASSWORD,
                 });
-                const req = request(`http://127.0.0.1:${port}/v1/auth/sign-up`, {
+                const req = request(`${url}/v1/auth/sign-up`, {
                   method: 'POST',
                   agent,
                   headers: {

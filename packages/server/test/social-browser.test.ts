@@ -25,9 +25,9 @@ import {
 import { type ProviderId, type ProviderServers, startProviders } from './providers.js';
 import {
   email,
-  freePort,
   json,
   postJson,
+  reservePort,
   startApp,
   type TestApp,
   type TestTenant,
@@ -168,17 +168,16 @@ describe.skipIf(!HAVE_CHROMIUM)('social sign-in in Chromium, through the hosted 
   }
 
   beforeAll(async () => {
-    const port = await freePort();
-    const base = `http://127.0.0.1:${port}`;
+    const socket = reservePort();
+    const base = `http://127.0.0.1:${socket.address().port}`;
     [providers, caller, browser] = await Promise.all([
       startProviders({ redirectUriFor: (id) => `${base}/oauth/${id}/callback` }),
       startCallerApp(),
       launchChromium(),
     ]);
     app = await startApp('sqlite', {
+      socket,
       env: {
-        PORT: String(port),
-        PUBLIC_URL: base,
         LATCHKEY_PROVIDER_ENDPOINTS: providers.endpointsJson(),
       },
     });

@@ -3,16 +3,13 @@
  * so let be cleared) only with Secure: the callback's clearing must carry it too.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DIALECTS, freePort, startApp, type TestApp } from './support.js';
+import { DIALECTS, startApp, type TestApp } from './support.js';
 
 describe.each(DIALECTS)('social flow cookie under https on %s', (dialect) => {
   let app: TestApp;
 
   beforeAll(async () => {
-    const port = await freePort();
-    app = await startApp(dialect, {
-      env: { PORT: String(port), PUBLIC_URL: 'https://auth.example.com' },
-    });
+    app = await startApp(dialect, { env: { PUBLIC_URL: 'https://auth.example.com' } });
   });
   afterAll(() => app?.dispose());
 

@@ -17,9 +17,9 @@ import {
   DIALECTS,
   email,
   eventually,
-  freePort,
   json,
   postJson,
+  reservePort,
   startApp,
   type TestApp,
   type TestTenant,
@@ -33,13 +33,12 @@ describe.each(DIALECTS)('social sign-in against real provider servers on %s', (d
   let t: TestTenant;
 
   beforeAll(async () => {
-    const port = await freePort();
-    const base = `http://127.0.0.1:${port}`;
+    const socket = reservePort();
+    const base = `http://127.0.0.1:${socket.address().port}`;
     providers = await startProviders({ redirectUriFor: (id) => `${base}/oauth/${id}/callback` });
     app = await startApp(dialect, {
+      socket,
       env: {
-        PORT: String(port),
-        PUBLIC_URL: base,
         LATCHKEY_PROVIDER_ENDPOINTS: providers.endpointsJson(),
       },
     });

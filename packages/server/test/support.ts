@@ -5,10 +5,11 @@
  */
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { type AddressInfo, createServer } from 'node:net';
+import { type AddressInfo, BoundSocket, type ListenOptions } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
+import type { FastifyListenOptions } from 'fastify';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { type App, buildApp } from '../src/app.js';
@@ -116,6 +117,8 @@ export class LogCapture extends Writable {
 
 export interface TestAppOptions {
   env?: Record<string, string>;
+  /** Listen on this reserved port (see reservePort) instead of one of its own. */
+  socket?: BoundSocket;
   /** Share rate-limit counters with another test app (several instances). */
   rateLimitPrefix?: string;
   /** Use this database URL instead of a fresh one (several instances on one database). */
@@ -150,13 +153,14 @@ export interface TestTenant {
   publishableKey: string;
 }
 
-/** A free loopback port (closed again at once; the app binds it right after). */
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
+/**
+ * A loopback port held for an app until it listens on it (net.BoundSocket, Node.js 24.19 or
+ * newer), for a test that must name the app's URL before it starts (a provider's redirect
+ * URI): no other process can take the port meanwhile. Its URL is
+ * `http://127.0.0.1:${socket.address().port}`.
+ */
+export function reservePort(): BoundSocket {
+  return new BoundSocket({ host: '127.0.0.1' });
 }
 
 /**
@@ -167,10 +171,12 @@ export async function startApp(
   dialect: DialectName,
   options: TestAppOptions = {},
 ): Promise<TestApp> {
+  // Disposed on return: a no-op once the app has adopted it, else (a failed start) closed.
+  using socket = options.socket ?? reservePort();
+  const { port } = socket.address();
   const fresh = options.databaseUrl
     ? { url: options.databaseUrl, drop: async () => {} }
     : await freshDatabaseUrl(dialect);
-  const port = options.env?.PORT ? Number(options.env.PORT) : await freePort();
   const config = loadConfig(
     {
       DATABASE_URL: fresh.url,
@@ -192,8 +198,10 @@ export async function startApp(
     rateLimitPrefix: options.rateLimitPrefix ?? `lk:test:${randomUUID()}`,
     signInPolicy: options.signInPolicy,
   });
-  await built.app.listen({ port, host: '127.0.0.1' });
-  const url = `http://127.0.0.1:${port}`;
+  // Fastify passes its listen options on to node:net, whose `handle` adopts the socket.
+  const listen: FastifyListenOptions & ListenOptions = { handle: socket, host: '127.0.0.1' };
+  await built.app.listen(listen);
+  const url = `http://127.0.0.1:${(built.app.server.address() as AddressInfo).port}`;
   return {
     ...built,
     url,

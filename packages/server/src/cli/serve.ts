@@ -100,9 +100,12 @@ export async function serveCommand(config: Config, args: string[], output: Outpu
     database,
     warn: (message) => output.err(`warning: ${message}`),
   });
-  await app.listen({ port: config.port, host: config.host });
+  const address = await app.listen({ port: config.port, host: config.host });
   const base = config.publicUrl;
-  output.out(`Latchkey is listening on ${base}  (${database.dialect})`);
+  // PORT=0: the system chose the port, which PUBLIC_URL cannot know; say where it is.
+  output.out(
+    `Latchkey is listening on ${config.port === 0 ? address : base}  (${database.dialect})`,
+  );
   output.out(`  API reference  ${base}/v1/openapi.json`);
   output.out(`  health         ${base}/healthz  ${base}/readyz`);
   output.out(
