@@ -5,7 +5,7 @@
  */
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { type AddressInfo, BoundSocket, type ListenOptions } from 'node:net';
+import net, { type AddressInfo, type BoundSocket, type ListenOptions } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
@@ -160,7 +160,13 @@ export interface TestTenant {
  * `http://127.0.0.1:${socket.address().port}`.
  */
 export function reservePort(): BoundSocket {
-  return new BoundSocket({ host: '127.0.0.1' });
+  // Looked up when called: on an older Node.js the suite says why instead of failing to load.
+  const Bound = (net as { BoundSocket?: typeof BoundSocket }).BoundSocket;
+  if (!Bound)
+    throw new Error(
+      `The tests need Node.js 24.19 or newer (net.BoundSocket); this is ${process.version}.`,
+    );
+  return new Bound({ host: '127.0.0.1' });
 }
 
 /**
