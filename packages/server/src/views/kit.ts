@@ -121,7 +121,9 @@ export function table(caption: string, headings: string[], rows: Child[][]): Htm
 
 /** A time for people: UTC, to the minute, with the exact value in a <time>. */
 export const when = (iso: string | null | undefined): Html =>
-  iso ? html`<time datetime="${iso}">${iso.slice(0, 16).replace('T', ' ')} UTC</time>` : html`—`;
+  iso
+    ? html`<time datetime="${iso}">${iso.slice(0, 16).replace('T', ' ')} UTC</time>`
+    : html`&mdash;`;
 
 /** A link onwards, under a page's content. */
 export const onward = (link: { href: string; text: string } | undefined) =>

@@ -31,8 +31,6 @@ import {
 } from './email-links.service.js';
 import type { HostedRequest } from './hosted-request.js';
 
-const sha256 = sha256Hex;
-
 /** Where the browser goes next, and the hosted page's new cookie value. */
 export interface BrowserSignIn {
   location: string;
@@ -71,7 +69,7 @@ async function openBrowserIn(
   await tx.db
     .insertInto('auth_codes')
     .values({
-      hash: sha256(code),
+      hash: sha256Hex(code),
       tenant_id: h.tenant.id,
       session_id: opened.sessionId,
       code_challenge: h.codeChallenge,
@@ -251,7 +249,7 @@ export async function redeemCode(
   input: { code: string; codeVerifier: string; origin: string | undefined },
 ): Promise<TokenSet | undefined> {
   if (!/^[A-Za-z0-9._~-]{43,128}$/.test(input.codeVerifier)) return undefined;
-  const hash = sha256(input.code);
+  const hash = sha256Hex(input.code);
   const row = await deps.db
     .selectFrom('auth_codes')
     .selectAll()

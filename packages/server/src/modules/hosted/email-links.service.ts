@@ -21,8 +21,6 @@ import {
 import { type HostedDeps, withinLimit } from './deps.js';
 import { type HostedRequest, hostedQuery } from './hosted-request.js';
 
-const sha256 = sha256Hex;
-
 /** Makes a one-time link token (within the caller's transaction); returns the token. */
 export async function createEmailToken(
   db: Kysely<Schema>,
@@ -37,7 +35,7 @@ export async function createEmailToken(
   await db
     .insertInto('email_tokens')
     .values({
-      hash: sha256(value),
+      hash: sha256Hex(value),
       tenant_id: tenantId,
       user_id: userId,
       purpose,
@@ -56,7 +54,7 @@ async function peekEmailToken(db: Kysely<Schema>, value: string, purpose: LinkPu
   const row = await db
     .selectFrom('email_tokens')
     .selectAll()
-    .where('hash', '=', sha256(value))
+    .where('hash', '=', sha256Hex(value))
     .executeTakeFirst();
   if (!row || row.purpose !== purpose || row.used_at !== null || row.expires_at <= Date.now())
     return undefined;

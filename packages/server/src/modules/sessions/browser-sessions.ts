@@ -9,7 +9,6 @@ import { getUser, type User } from '../users/index.js';
  * The hosted page's own sign-in, kept in a cookie on `{auth_url}`: a returning browser
  * goes straight back. Only the hash of the cookie value is stored.
  */
-const sha256 = sha256Hex;
 
 /** A new cookie value each time (no fixation), bound to the API session it opened. */
 export async function startBrowserSession(
@@ -23,7 +22,7 @@ export async function startBrowserSession(
   await db
     .insertInto('hosted_sessions')
     .values({
-      hash: sha256(value),
+      hash: sha256Hex(value),
       tenant_id: tenantId,
       user_id: userId,
       created_at: now,
@@ -43,7 +42,7 @@ export async function browserSessionUser(
   const row = await db
     .selectFrom('hosted_sessions')
     .select(['user_id', 'expires_at', 'revoked_at'])
-    .where('hash', '=', sha256(value))
+    .where('hash', '=', sha256Hex(value))
     .where('tenant_id', '=', tenantId)
     .executeTakeFirst();
   if (!row || row.revoked_at !== null || row.expires_at <= Date.now()) return undefined;
@@ -60,7 +59,7 @@ export async function browserSessionBinding(
   const row = await db
     .selectFrom('hosted_sessions')
     .select(['session_id', 'expires_at', 'revoked_at'])
-    .where('hash', '=', sha256(value))
+    .where('hash', '=', sha256Hex(value))
     .where('tenant_id', '=', tenantId)
     .executeTakeFirst();
   if (!row || row.revoked_at !== null || row.expires_at <= Date.now()) return undefined;
@@ -76,7 +75,7 @@ export async function bindBrowserSession(
   await db
     .updateTable('hosted_sessions')
     .set({ session_id: sessionId })
-    .where('hash', '=', sha256(value))
+    .where('hash', '=', sha256Hex(value))
     .execute();
 }
 
@@ -120,6 +119,6 @@ export async function endBrowserSession(db: Kysely<Schema>, value: string): Prom
   await db
     .updateTable('hosted_sessions')
     .set({ revoked_at: Date.now() })
-    .where('hash', '=', sha256(value))
+    .where('hash', '=', sha256Hex(value))
     .execute();
 }

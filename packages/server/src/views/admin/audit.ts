@@ -87,7 +87,7 @@ export function outboxPage(p: {
       ? html`<p>No mail yet. Without SMTP_URL every mail the service sends is kept here.</p>`
       : p.mails.map(
           (m) => html`<article class="card"><h2>${m.subject}</h2>
-<p>To <strong>${m.recipient}</strong> · ${m.tenant} · ${when(m.createdAt)}</p>
+<p>To <strong>${m.recipient}</strong> &middot; ${m.tenant} &middot; ${when(m.createdAt)}</p>
 <pre>${linkify(m.body)}</pre></article>`,
         );
   return layout({ viewer: p.viewer, title: 'Outbox', top: 'outbox', body });
