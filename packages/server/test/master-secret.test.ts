@@ -78,7 +78,10 @@ function expectRefused(result: Result | 'started', ...names: string[]): void {
   for (const name of names) expect(stderr).toContain(name);
 }
 
-describe.each(DIALECTS)('the master secret on %s', (dialect) => {
+// Each test runs the real CLI and server several times over, on one database the tests
+// share in order: on a busy machine a test may take longer than the default 30 s, and one
+// cut short would leave its processes writing under the next test.
+describe.each(DIALECTS)('the master secret on %s', { timeout: 120_000 }, (dialect) => {
   let url = '';
   let drop: () => Promise<void>;
   let tenantId = '';
