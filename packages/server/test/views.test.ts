@@ -36,6 +36,12 @@ describe('html``', () => {
 });
 
 describe('the kit and the pages', () => {
+  it('an alert without details has no list and no stray text', () => {
+    expect(String(alertBox({ kind: 'error', message: 'Wrong', details: [] }))).toBe(
+      '<div class="alert error" role="alert">Wrong</div>',
+    );
+  });
+
   it('the kit escapes every value it is given', () => {
     const parts = [
       field({

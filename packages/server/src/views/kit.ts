@@ -10,7 +10,9 @@ export interface Alert {
 /** An alert box; an error is announced at once (role=alert), a notice politely (role=status). */
 export function alertBox(a: Alert | undefined, id?: string): Html | undefined {
   if (!a) return undefined;
-  const list = a.details?.length && html`<ul>${a.details.map((d) => html`<li>${d}</li>`)}</ul>`;
+  const list = a.details?.length
+    ? html`<ul>${a.details.map((d) => html`<li>${d}</li>`)}</ul>`
+    : undefined;
   return html`<div class="alert ${a.kind}" role="${a.kind === 'error' ? 'alert' : 'status'}"${id && html` id="${id}"`}>${a.message}${list}</div>`;
 }
 
