@@ -1,8 +1,9 @@
 /** The real, built `latchkey` CLI as a child process, for the suites that drive it. */
-import { type ChildProcess, type ExecFileException, execFile } from 'node:child_process';
+import { type ChildProcess, type ExecFileException, execFile, spawn } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { eventually } from './support.js';
 
 export const MAIN = fileURLToPath(new URL('../dist/latchkey.mjs', import.meta.url));
 const run = promisify(execFile);
@@ -58,4 +59,27 @@ export function listeningUrl(child: ChildProcess): Promise<string> {
       reject(new Error(`serve exited (${code}) before listening: ${out}`)),
     );
   });
+}
+
+/**
+ * `latchkey serve` as a child process on a port the system chose (this process's
+ * environment plus `env`), once `ready` (a path) answers 200. `exited` settles with its
+ * exit code.
+ */
+export async function startServe(env: Record<string, string>, ready: '/healthz' | '/readyz') {
+  const child = spawn(process.execPath, [MAIN, 'serve'], {
+    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+  const url = await listeningUrl(child);
+  await eventually(async () =>
+    (await fetch(`${url}${ready}`).then(
+      (r) => r.status,
+      () => 0,
+    )) === 200
+      ? true
+      : undefined,
+  );
+  return { child, url, exited };
 }

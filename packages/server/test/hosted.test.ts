@@ -53,6 +53,17 @@ describe.each(DIALECTS)('hosted pages over HTTP on %s', (dialect) => {
     return res;
   }
 
+  /** A form page as a browser gets it: its cookies (as a Cookie header) and its CSRF token. */
+  async function openForm(path: string) {
+    const page = await app.request(path);
+    const cookie = page.headers
+      .getSetCookie()
+      .map((c) => c.split(';')[0])
+      .join('; ');
+    const csrf = /name="_csrf" value="([^"]+)"/.exec(await page.text())?.[1] as string;
+    return { status: page.status, cookie, csrf };
+  }
+
   const returning = (t: TestTenant, jar: Map<string, string>) =>
     app.request(`/sign-in?${query(t)}`, {
       redirect: 'manual',
@@ -71,12 +82,7 @@ describe.each(DIALECTS)('hosted pages over HTTP on %s', (dialect) => {
   it('a form posted from another site is refused, even with a valid token, and signs nobody in', async () => {
     const t = await app.tenant({ allowedOrigins: [ORIGIN] });
     const u = await user(t);
-    const page = await app.request(`/sign-in?${query(t)}`);
-    const cookie = page.headers
-      .getSetCookie()
-      .map((c) => c.split(';')[0])
-      .join('; ');
-    const csrf = /name="_csrf" value="([^"]+)"/.exec(await page.text())?.[1] as string;
+    const { cookie, csrf } = await openForm(`/sign-in?${query(t)}`);
     const post = (headers: Record<string, string>) =>
       app.request(`/sign-in?${query(t)}`, {
         method: 'POST',
@@ -103,12 +109,7 @@ describe.each(DIALECTS)('hosted pages over HTTP on %s', (dialect) => {
   it('without SMTP_URL, mail goes to the dev outbox and the log never holds its link', async () => {
     const t = await app.tenant({ allowedOrigins: [ORIGIN] });
     const u = await user(t);
-    const page = await app.request(`/forgot-password?${query(t)}`);
-    const cookie = page.headers
-      .getSetCookie()
-      .map((c) => c.split(';')[0])
-      .join('; ');
-    const csrf = /name="_csrf" value="([^"]+)"/.exec(await page.text())?.[1] as string;
+    const { cookie, csrf } = await openForm(`/forgot-password?${query(t)}`);
     const res = await app.request(`/forgot-password?${query(t)}`, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded', cookie },
@@ -135,12 +136,7 @@ describe.each(DIALECTS)('hosted pages over HTTP on %s', (dialect) => {
 
   it('sign-up never tells whether an address has an account; its owner gets a mail', async () => {
     const signUpForm = async (t: TestTenant, address: string) => {
-      const page = await app.request(`/sign-up?${query(t)}`);
-      const cookie = page.headers
-        .getSetCookie()
-        .map((c) => c.split(';')[0])
-        .join('; ');
-      const csrf = /name="_csrf" value="([^"]+)"/.exec(await page.text())?.[1] as string;
+      const { cookie, csrf } = await openForm(`/sign-up?${query(t)}`);
       const res = await app.request(`/sign-up?${query(t)}`, {
         method: 'POST',
         redirect: 'manual',
@@ -451,12 +447,7 @@ describe.each(DIALECTS)('hosted pages over HTTP on %s', (dialect) => {
     const t = await app.tenant({ allowedOrigins: [ORIGIN] });
     const u = await user(t);
     const ask = async () => {
-      const page = await app.request(`/forgot-password?${query(t)}`);
-      const cookie = page.headers
-        .getSetCookie()
-        .map((c) => c.split(';')[0])
-        .join('; ');
-      const csrf = /name="_csrf" value="([^"]+)"/.exec(await page.text())?.[1] as string;
+      const { cookie, csrf } = await openForm(`/forgot-password?${query(t)}`);
       await app.request(`/forgot-password?${query(t)}`, {
         method: 'POST',
         headers: { 'content-type': 'application/x-www-form-urlencoded', cookie },
@@ -473,13 +464,8 @@ describe.each(DIALECTS)('hosted pages over HTTP on %s', (dialect) => {
     const tokens = mails.map((m) => /token=([A-Za-z0-9_-]+)/.exec(m.body)?.[1] as string);
     expect(tokens).toHaveLength(2);
     const reset = async (token: string) => {
-      const page = await app.request(`/reset-password?token=${token}`);
-      if (page.status !== 200) return page.status;
-      const cookie = page.headers
-        .getSetCookie()
-        .map((c) => c.split(';')[0])
-        .join('; ');
-      const csrf = /name="_csrf" value="([^"]+)"/.exec(await page.text())?.[1] as string;
+      const { status, cookie, csrf } = await openForm(`/reset-password?token=${token}`);
+      if (status !== 200) return status;
       const res = await app.request('/reset-password', {
         method: 'POST',
         headers: { 'content-type': 'application/x-www-form-urlencoded', cookie },

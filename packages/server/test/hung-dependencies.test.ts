@@ -1,10 +1,5 @@
-/**
- * A dependency that hangs (accepts connections, never answers) behaves as one that is
- * down: Redis and PostgreSQL behind a real TCP proxy that stops forwarding.
- */
-import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { listeningUrl, MAIN } from './cli-run.js';
+import { startServe } from './cli-run.js';
 import { frozenProxy } from './frozen-proxy.js';
 import {
   DIALECTS,
@@ -124,26 +119,9 @@ describe.runIf(HAVE_POSTGRES)('a hung PostgreSQL', () => {
   });
 
   it('SIGTERM ends the process although a request waits on the database', async () => {
-    const child = spawn(process.execPath, [MAIN, 'serve'], {
-      env: {
-        ...process.env,
-        DATABASE_URL: proxy.url(fresh.url),
-        LATCHKEY_SECRET: SECRET,
-        PORT: '0',
-        HOST: '127.0.0.1',
-        LOG_LEVEL: 'warn',
-      },
-      stdio: ['ignore', 'pipe', 'ignore'],
-    });
-    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
-    const url = await listeningUrl(child);
-    await eventually(async () =>
-      (await fetch(`${url}/readyz`).then(
-        (r) => r.status,
-        () => 0,
-      )) === 200
-        ? true
-        : undefined,
+    const { child, url, exited } = await startServe(
+      { DATABASE_URL: proxy.url(fresh.url), LATCHKEY_SECRET: SECRET },
+      '/readyz',
     );
     proxy.freeze();
     const inFlight = fetch(`${url}/v1/users`, {

@@ -1,16 +1,10 @@
-/**
- * Shutdown: every request in flight is answered, each answer the last of its connection;
- * what arrives meanwhile gets a 503 problem document; only then does the server stop
- * listening, and the process exit.
- */
-import { spawn } from 'node:child_process';
 import { Agent, request } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { createKey } from '../src/modules/keys/index.js';
 import { createTenant } from '../src/modules/tenants/index.js';
 import { migrateToLatest, openDatabase } from '../src/storage/index.js';
-import { listeningUrl, MAIN } from './cli-run.js';
+import { startServe } from './cli-run.js';
 import { DIALECTS, email, eventually, freshDatabaseUrl, SECRET, startApp } from './support.js';
 
 const PASSWORD = 'correct horse battery staple';
@@ -129,26 +123,9 @@ describe('SIGTERM with sign-ups in flight (the real process, run after run)', ()
     await database.close();
     try {
       for (let run = 0; run < 5; run++) {
-        const child = spawn(process.execPath, [MAIN, 'serve'], {
-          env: {
-            ...process.env,
-            DATABASE_URL: fresh.url,
-            LATCHKEY_SECRET: SECRET,
-            PORT: '0',
-            HOST: '127.0.0.1',
-            LOG_LEVEL: 'warn',
-          },
-          stdio: ['ignore', 'pipe', 'ignore'],
-        });
-        const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
-        const url = await listeningUrl(child);
-        await eventually(async () =>
-          (await fetch(`${url}/healthz`).then(
-            (r) => r.status,
-            () => 0,
-          )) === 200
-            ? true
-            : undefined,
+        const { child, url, exited } = await startServe(
+          { DATABASE_URL: fresh.url, LATCHKEY_SECRET: SECRET },
+          '/healthz',
         );
         // Keep-alive connections, as a server-side client keeps them.
         const agent = new Agent({ keepAlive: true });
