@@ -3,10 +3,14 @@
 // (`@latchkey/js/client`, without the buttons), which share one chunk: one client per key
 // even in an app that imports both. The package's build script runs tsc afterwards for
 // the .d.ts files. A third build, dist/preview.js, draws the same buttons for the admin
-// area's Branding preview.
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+// area's Branding preview. Everything is built into a fresh folder and then moved over dist/
+// (scripts/replace-dir.mjs), so that a rebuild never breaks a server or a test reading it.
+import { execFileSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
+import { freshDir, replaceDir } from '../../scripts/replace-dir.mjs';
 
 const here = (path) => fileURLToPath(new URL(path, import.meta.url));
 const { version } = JSON.parse(readFileSync(here('package.json'), 'utf8'));
@@ -37,18 +41,31 @@ export const clientOnly = {
 export const measured = { 'dist/latchkey.js': iife, '@latchkey/js/client': clientOnly };
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  rmSync(here('dist'), { recursive: true, force: true });
+  const out = freshDir(here('.'));
   await Promise.all([
     build({
       ...common,
       entryPoints: [here('src/index.ts'), here('src/headless.ts')],
       format: 'esm',
       splitting: true,
-      outdir: here('dist'),
+      outdir: out,
     }),
-    build(iife),
-    build({ ...iife, entryPoints: [here('src/preview.ts')], outfile: here('dist/preview.js') }),
+    build({ ...iife, outfile: join(out, 'latchkey.js') }),
+    build({ ...iife, entryPoints: [here('src/preview.ts')], outfile: join(out, 'preview.js') }),
   ]);
+  // The .d.ts files.
+  execFileSync(
+    process.execPath,
+    [
+      here('../../node_modules/typescript/bin/tsc'),
+      '-p',
+      here('tsconfig.build.json'),
+      '--outDir',
+      out,
+    ],
+    { stdio: 'inherit' },
+  );
+  replaceDir(out, here('dist'));
 }
 
 // `npm run record-sizes -w packages/js`: the per-file sizes the budget test compares against.

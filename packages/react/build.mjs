@@ -1,11 +1,16 @@
 // ESM and CJS builds of one source (docs/design.md §11), leaving react and @latchkey/js to the app:
-// one copy of @latchkey/js on the page means one client per publishable key.
+// one copy of @latchkey/js on the page means one client per publishable key. Built into a
+// fresh folder and moved over dist/ (scripts/replace-dir.mjs): a rebuild never breaks a reader.
 import { execFileSync } from 'node:child_process';
-import { cpSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, readdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
+import { freshDir, replaceDir } from '../../scripts/replace-dir.mjs';
 
-const dist = new URL('dist/', import.meta.url);
-rmSync(dist, { recursive: true, force: true });
+const here = (path) => fileURLToPath(new URL(path, import.meta.url));
+const out = freshDir(here('.'));
+const dist = pathToFileURL(`${out}/`);
 const common = {
   entryPoints: ['src/index.ts'],
   bundle: true,
@@ -17,12 +22,12 @@ const common = {
   banner: { js: '"use client";' },
 };
 await Promise.all([
-  build({ ...common, format: 'esm', outfile: 'dist/index.js' }),
-  build({ ...common, format: 'cjs', outfile: 'dist/cjs/index.js' }),
+  build({ ...common, format: 'esm', outfile: join(out, 'index.js') }),
+  build({ ...common, format: 'cjs', outfile: join(out, 'cjs/index.js') }),
 ]);
 execFileSync(
   process.execPath,
-  ['../../node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json'],
+  ['../../node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json', '--outDir', out],
   {
     stdio: 'inherit',
   },
@@ -33,3 +38,4 @@ for (const file of readdirSync(dist)) {
   if (file.endsWith('.d.ts')) cpSync(new URL(file, dist), new URL(`cjs/${file}`, dist));
 }
 writeFileSync(new URL('cjs/package.json', dist), '{ "type": "commonjs" }\n');
+replaceDir(out, here('dist'));
