@@ -24,6 +24,7 @@ import { hostedPageRoutes } from './http/routes/hosted-pages.js';
 import { introspectionRoutes } from './http/routes/introspection.js';
 import { operationsRoutes } from './http/routes/operations.js';
 import { sdkRoutes } from './http/routes/sdk.js';
+import { sdkPackageRoutes } from './http/routes/sdk-packages.js';
 import { sessionRoutes } from './http/routes/sessions.js';
 import { signUpRoutes } from './http/routes/sign-up.js';
 import { userRoutes } from './http/routes/users.js';
@@ -269,6 +270,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   clientRoutes(app, ctx);
   adminRoutes(app, ctx);
   sdkRoutes(app);
+  sdkPackageRoutes(app, config.publicUrl);
   await app.ready();
   const stopRetention = startRetention({
     db: database.db,
