@@ -28,8 +28,8 @@ async function entries(tgz: Buffer) {
       next();
     });
   });
-  const done = new Promise((resolve, reject) => {
-    reader.on('finish', resolve);
+  const done = new Promise<void>((resolve, reject) => {
+    reader.on('finish', () => resolve());
     reader.on('error', reject);
   });
   reader.end(gunzipSync(tgz));
