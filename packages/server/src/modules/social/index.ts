@@ -1,7 +1,15 @@
 export {
+  DEVELOPMENT_ISSUER,
+  type DevelopmentAnswer,
+  developmentProfile,
+  developmentSubject,
+  pendingDevelopmentFlow,
+} from './development.js';
+export {
   authorizationOrigin,
   callbackUrl,
   claimFlow,
+  developmentPageUrl,
   type FlowDeps,
   findTestResult,
   finishFlow,
@@ -30,8 +38,11 @@ export {
 } from './providers/index.js';
 export {
   enabledProviders,
+  inDevelopmentMode,
   isProviderId,
   listProviderSettings,
+  PROVIDER_MODES,
+  type ProviderMode,
   type ProviderSettingsInput,
   type ProviderSettingsView,
   providerCredentials,
