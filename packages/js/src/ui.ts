@@ -14,7 +14,7 @@ const CSS =
   '.e,.e:hover{background:var(--lk-c,#1f2328);border-color:var(--lk-c,#1f2328);color:var(--lk-t,#fff)}' +
   '.e:hover{filter:brightness(.9)}' +
   'svg{flex:none;width:20px;height:20px}' +
-  'small{padding:0 6px;border-radius:9px;background:#fff8c5;border:1px solid #d4a72c;color:#4d2d00;font-size:12px}' +
+  'small{padding:0 6px;border:1px solid;border-radius:9px;font-size:12px}' +
   'p{margin:12px 0 0;font-size:14px}' +
   '[role=alert]{color:#cf222e}' +
   '[role=alert]:empty{margin:0}';
@@ -99,11 +99,8 @@ export function renderButtons(
     b.className = className;
     b.appendChild(mark(method));
     b.appendChild(el('span', label));
-    if (development) {
-      // Development mode: Latchkey's own page stands in for the provider.
-      b.appendChild(el('small', 'dev'));
-      b.title = 'Development mode';
-    }
+    // Development mode: Latchkey's own page stands in for the provider.
+    if (development) b.appendChild(el('small', 'dev'));
     b.onclick = () => {
       alert.textContent = '';
       client.signInWith(method, options).catch((error: Error) => {

@@ -9,7 +9,6 @@ export {
   authorizationOrigin,
   callbackUrl,
   claimFlow,
-  developmentPageUrl,
   type FlowDeps,
   findTestResult,
   finishFlow,
