@@ -149,6 +149,12 @@ describe.each(DIALECTS)('social sign-in in development mode on %s', (dialect) =>
     );
     expect(signIn).toContain('<span aria-hidden="true">dev</span>');
     expect(signIn).toContain('(development mode)');
+    // Apple and Microsoft need none of their extra settings either.
+    for (const id of ['apple', 'microsoft'] as const) {
+      const view = await setProvider(db(), app.ctx.box, t.tenant.id, id, { mode: 'development' });
+      expect(view).toMatchObject({ mode: 'development', hasSecret: false });
+      await setProvider(db(), app.ctx.box, t.tenant.id, id, { mode: 'off' });
+    }
     const list = await run(process.execPath, [MAIN, 'provider', 'list', '--tenant', t.tenant.id], {
       env: { ...process.env, DATABASE_URL: app.ctx.config.databaseUrl, LATCHKEY_SECRET: SECRET },
     });

@@ -152,9 +152,9 @@ export async function setProvider(
       code: 'development_mode_refused',
       message: `development mode is only for development tenants; ${tenant.name} is a production tenant`,
     });
-  // Development mode needs no credentials; whatever is saved stays for later.
-  const clientId = input.clientId ?? existing?.client_id ?? (development ? '' : undefined);
-  if ((!development && !clientId) || (clientId ?? '').length > socialDefaults.clientIdMaxLength)
+  // Only live mode needs credentials; whatever is saved stays for later.
+  const clientId = input.clientId ?? existing?.client_id ?? '';
+  if ((mode === 'live' && !clientId) || clientId.length > socialDefaults.clientIdMaxLength)
     errors.push({
       path: '/clientId',
       code: 'client_id_invalid',
@@ -170,7 +170,8 @@ export async function setProvider(
     if (!rule) continue;
     extra[field] = input[field] ?? existing?.[COLUMN[field]] ?? rule.fallback;
     const error = rule.check(extra[field]);
-    if (error) errors.push(error);
+    // Development mode needs none of them; a value given is still checked.
+    if (error && (mode === 'live' || input[field] !== undefined)) errors.push(error);
   }
   const sealed =
     secret === undefined
@@ -190,7 +191,7 @@ export async function setProvider(
     provider,
     enabled: mode === 'off' ? 0 : 1,
     development: development ? 1 : 0,
-    client_id: clientId as string,
+    client_id: clientId,
     secret_jwe: sealed,
     team_id: extra.teamId,
     key_id: extra.keyId,
