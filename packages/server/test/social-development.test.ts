@@ -14,6 +14,7 @@ import {
   listProviderSettings,
   setProvider,
 } from '../src/modules/social/index.js';
+import { signedInAdmin } from './admin-support.js';
 import {
   DIALECTS,
   email,
@@ -473,5 +474,73 @@ describe.each(DIALECTS)('social sign-in in development mode on %s', (dialect) =>
     expect((live as { stderr: string }).stderr).toContain('client_id_invalid');
     const [github] = await listProviderSettings(db(), tenant.tenant.id);
     expect(github?.mode).toBe('development');
+  });
+
+  it("Social Login's mode choice: development on a development tenant, refused on a production one; its Test sign-in opens the development page and creates nothing", async () => {
+    const dev = await app.tenant({ allowedOrigins: [ORIGIN] });
+    const prod = await app.tenant({ environment: 'production', allowedOrigins: [PROD_ORIGIN] });
+    const root = await signedInAdmin(app, email('root'), { superuser: true });
+    const social = (tenant: TestTenant) => `/admin/tenants/${tenant.tenant.id}/social`;
+    // Production: the choice is there but disabled, and a post of it is refused.
+    const prodPage = await root.get(social(prod));
+    expect(prodPage.html).toMatch(
+      /id="github-mode-development" name="mode" value="development" disabled/,
+    );
+    expect(prodPage.html).toContain('Only for development tenants: this is a production tenant.');
+    const refused = await root.post(`${social(prod)}/github`, {
+      mode: 'development',
+      clientId: '',
+    });
+    expect(refused.status).toBe(422);
+    expect(refused.html).toContain('development mode is only for development tenants');
+    expect(await listProviderSettings(db(), prod.tenant.id)).toEqual([]);
+    // Development: saved without credentials, and marked.
+    await root.get(social(dev));
+    const saved = await root.post(`${social(dev)}/github`, { mode: 'development', clientId: '' });
+    expect(saved.status).toBe(303);
+    const page = await root.get(social(dev));
+    const panel = page.html.slice(
+      page.html.indexOf('id="h-github"'),
+      page.html.indexOf('id="h-apple"'),
+    );
+    expect(panel).toContain('GitHub <span class="badge">dev</span>');
+    expect(panel).toMatch(/value="development" checked/);
+    expect(panel).toContain("opens Latchkey's development page");
+    expect(await listProviderSettings(db(), dev.tenant.id)).toMatchObject([
+      { provider: 'github', mode: 'development' },
+    ]);
+    const audit = await db()
+      .selectFrom('audit_events')
+      .select('detail')
+      .where('tenant_id', '=', dev.tenant.id)
+      .where('kind', '=', 'provider_updated')
+      .execute();
+    expect(audit.map((a) => a.detail).join()).toContain('"mode":"development"');
+    // Test sign-in: our own page, then the result, and nobody is created.
+    const start = await root.post(`${social(dev)}/github/test`, {});
+    expect(start.status).toBe(303);
+    const location = new URL(start.location as string);
+    expect(location.pathname).toBe('/oauth/github/development');
+    const devPage = await root.get(location.pathname + location.search);
+    expect(devPage.status).toBe(200);
+    expect(devPage.html).toContain('no request goes to GitHub');
+    const address = email('tested');
+    const finished = await root.post('/oauth/github/development', {
+      state: stateOf(devPage.html),
+      email: address,
+      emailVerified: 'on',
+    });
+    expect(finished.status).toBe(200);
+    const next = /id="next" href="([^"]+)"/.exec(finished.html)?.[1] as string;
+    const result = await root.get(next);
+    expect(result.status).toBe(200);
+    expect(result.html).toContain(
+      'Development mode: no request went to GitHub; this is the profile you typed.',
+    );
+    expect(result.html).toContain(address);
+    expect(result.html).toContain('Would create a new account');
+    expect(
+      await db().selectFrom('users').select('id').where('tenant_id', '=', dev.tenant.id).execute(),
+    ).toEqual([]);
   });
 });

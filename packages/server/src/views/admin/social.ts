@@ -83,7 +83,7 @@ ${alertBox(pr.alert)}
 ${copyable('Callback URL', pr.callbackUrl, id('callback'))}
 <form method="post" action="${base}">${csrfField(p.viewer.csrf)}
 ${modeChoice}
-${field({ name: 'clientId', id: id('clientId'), label: 'Client ID', value: s?.clientId })}
+${field({ name: 'clientId', id: id('clientId'), label: 'Client ID', value: s?.clientId, hint: 'Needed for Live; development mode uses no credentials.' })}
 ${credentials}
 ${audience}
 ${reauthField(p.reauth, pr.id)}
