@@ -2,9 +2,11 @@
 // build has two entry points, dist/index.js (`@latchkey/js`) and dist/headless.js
 // (`@latchkey/js/client`, without the buttons), which share one chunk: one client per key
 // even in an app that imports both. The package's build script runs tsc afterwards for
-// the .d.ts files. A third build, dist/preview.js, draws the same buttons for the admin
-// area's Branding preview. Everything is built into a fresh folder and then moved over dist/
-// (scripts/replace-dir.mjs), so that a rebuild never breaks a server or a test reading it.
+// the .d.ts files. dist/mark-paths.js (`@latchkey/js/marks`) is the providers' marks as
+// data, which the server's hosted page draws too. A third build, dist/preview.js, draws the
+// same buttons for the admin area's Branding preview. Everything is built into a fresh folder
+// and then moved over dist/ (scripts/replace-dir.mjs), so that a rebuild never breaks a
+// server or a test reading it.
 import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -45,7 +47,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   await Promise.all([
     build({
       ...common,
-      entryPoints: [here('src/index.ts'), here('src/headless.ts')],
+      entryPoints: [here('src/index.ts'), here('src/headless.ts'), here('src/mark-paths.ts')],
       format: 'esm',
       splitting: true,
       outdir: out,

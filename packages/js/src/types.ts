@@ -49,7 +49,11 @@ export interface PublicConfig {
   name: string;
   environment: string;
   branding: { logoUrl: string | null; primaryColor: string | null };
-  providers: { id: ProviderId; name: string }[];
+  /**
+   * `mode: 'development'` (development tenants only): the button leads to Latchkey's own
+   * page standing in for the provider; the buttons mark it "dev".
+   */
+  providers: { id: ProviderId; name: string; mode?: 'development' | 'live' }[];
   passwordEnabled: boolean;
   signInUrl: string;
 }

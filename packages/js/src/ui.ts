@@ -14,6 +14,7 @@ const CSS =
   '.e,.e:hover{background:var(--lk-c,#1f2328);border-color:var(--lk-c,#1f2328);color:var(--lk-t,#fff)}' +
   '.e:hover{filter:brightness(.9)}' +
   'svg{flex:none;width:20px;height:20px}' +
+  'small{padding:0 6px;border:1px solid;border-radius:9px;font-size:12px}' +
   'p{margin:12px 0 0;font-size:14px}' +
   '[role=alert]{color:#cf222e}' +
   '[role=alert]:empty{margin:0}';
@@ -87,12 +88,19 @@ export function renderButtons(
   parent.appendChild(host);
   let live = true;
 
-  function button(method: SignInMethod, label: string, className: string): HTMLButtonElement {
+  function button(
+    method: SignInMethod,
+    label: string,
+    className: string,
+    development?: boolean,
+  ): HTMLButtonElement {
     const b = el('button');
     b.type = 'button';
     b.className = className;
     b.appendChild(mark(method));
     b.appendChild(el('span', label));
+    // Development mode: Latchkey's own page stands in for the provider.
+    if (development) b.appendChild(el('small', 'dev'));
     b.onclick = () => {
       alert.textContent = '';
       client.signInWith(method, options).catch((error: Error) => {
@@ -118,7 +126,7 @@ export function renderButtons(
     }
     box.appendChild(el('h2', `Sign in to ${config.name}`));
     for (const p of config.providers) {
-      box.appendChild(button(p.id, `Continue with ${p.name}`, 'p'));
+      box.appendChild(button(p.id, `Continue with ${p.name}`, 'p', p.mode === 'development'));
     }
     if (config.passwordEnabled) box.appendChild(button('email', 'Continue with e-mail', 'e'));
     if (!config.providers.length && !config.passwordEnabled) {

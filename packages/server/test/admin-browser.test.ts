@@ -218,7 +218,10 @@ for (const dialect of DIALECTS) {
         await hosted.goto(hostedUrl);
         expect(await hosted.getByRole('link', { name: 'Continue with GitHub' }).count()).toBe(0);
         await nav(page, 'Social Login');
-        await page.getByRole('region', { name: 'GitHub' }).getByLabel('Enabled').check();
+        await page
+          .getByRole('region', { name: 'GitHub' })
+          .getByLabel('Live', { exact: true })
+          .check();
         await page.getByRole('button', { name: 'Save GitHub' }).click();
         await expect.poll(() => page.textContent('[role=status]')).toBe('Saved.');
 

@@ -64,7 +64,7 @@ for (const dialect of DIALECTS) {
       const page = await root.get(social());
       const panel = page.html.slice(page.html.indexOf('id="h-github"'));
       expect(panel).toContain(`action="${social()}/github/test"`);
-      expect(panel).toContain('Users cannot sign in with GitHub until it is Enabled.');
+      expect(panel).toContain('Users cannot sign in with GitHub until it is Live.');
       // The test posts here and is sent on to the provider: the page's form-action allows it.
       const formAction = /form-action ([^;]+)/.exec(
         page.res.headers.get('content-security-policy') ?? '',
@@ -78,9 +78,7 @@ for (const dialect of DIALECTS) {
         page.html.indexOf('id="h-apple"'),
       );
       expect(google).not.toContain('/google/test');
-      expect(google).toContain(
-        'Test sign-in works once the credentials are saved, Enabled or not.',
-      );
+      expect(google).toContain('Test sign-in works once the credentials are saved, Live or not.');
       const refused = await root.post(`${social()}/google/test`, {});
       expect(refused.status).toBe(400);
       expect(refused.html).toContain('Save the Google credentials before testing them.');

@@ -125,8 +125,8 @@ describe.each(DIALECTS)('social provider settings on %s', (dialect) => {
     });
     const config = await json(await app.request(`/public/config?pk=${other.publishableKey}`));
     expect(config.providers).toEqual([
-      { id: 'github', name: 'GitHub' },
-      { id: 'microsoft', name: 'Microsoft' },
+      { id: 'github', name: 'GitHub', mode: 'live' },
+      { id: 'microsoft', name: 'Microsoft', mode: 'live' },
     ]);
   });
 

@@ -30,6 +30,8 @@ usage:
   latchkey provider set --tenant ID PROVIDER --client-id ID [--client-secret S | --client-secret-file F]
                         [--enable|--disable]   (apple: --team-id --key-id --private-key-file;
                         microsoft: --audience common|organizations|consumers|DIRECTORY_ID)
+  latchkey provider set --tenant ID PROVIDER --mode development|live|off
+                        (development: no credentials, development tenants only)
   latchkey provider list --tenant ID [--json]
   latchkey signing-key rotate --tenant ID [--now] [--json]   (publish a new key; it signs in 120 s)
   latchkey signing-key list --tenant ID [--json]

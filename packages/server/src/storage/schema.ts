@@ -176,6 +176,8 @@ export interface ProviderSettingsTable {
   team_id: string | null;
   key_id: string | null;
   audience: string | null;
+  /** 1: enabled in development mode (no credentials; development tenants only). */
+  development: number;
   updated_at: Millis;
 }
 

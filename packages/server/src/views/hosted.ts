@@ -1,3 +1,4 @@
+import { MARKS } from '@latchkey/js/marks';
 import { defaults } from '../config/defaults.js';
 import type { Tenant } from '../modules/tenants/index.js';
 import { type Child, type Html, html } from './html.js';
@@ -9,7 +10,25 @@ import { DEFAULT_BRAND, hostedStyles } from './styles.js';
 export interface Provider {
   id: string;
   name: string;
+  /** Development mode: Latchkey's own page stands in for the provider (marked "dev"). */
+  mode?: 'development' | 'live';
 }
+
+/**
+ * A provider's mark, inline (the page's CSP allows no other image source): the very paths
+ * the browser library draws (`@latchkey/js/marks`).
+ */
+export function providerMark(id: string): Html | undefined {
+  const spec = (MARKS as Record<string, string[] | undefined>)[id];
+  if (!spec || id === 'email') return undefined;
+  const paths: Html[] = [];
+  for (let i = 1; i < spec.length; i += 2)
+    paths.push(html`<path fill="${spec[i]}" d="${spec[i + 1]}"/>`);
+  return html`<svg viewBox="${spec[0]}" aria-hidden="true" focusable="false">${paths}</svg>`;
+}
+
+/** The small "dev" mark of a provider in development mode. */
+const devTag = html`<span class="tag"><span aria-hidden="true">dev</span><span class="visually-hidden"> (development mode)</span></span>`;
 
 export interface PageContext {
   /** The tenant whose branding the page shows, once known. */
@@ -82,7 +101,7 @@ export function signInPage(
   // Links, not forms: Chrome applies form-action to the redirect to the provider.
   const providers = p.providers.map(
     (provider) =>
-      html`<a class="provider" href="/oauth/${provider.id}/start?q=${encodeURIComponent(p.query)}">Continue with ${provider.name}</a>`,
+      html`<a class="provider" href="/oauth/${provider.id}/start?q=${encodeURIComponent(p.query)}">${providerMark(provider.id)}<span>Continue with ${provider.name}</span>${provider.mode === 'development' && devTag}</a>`,
   );
   const password =
     p.passwordEnabled &&
@@ -175,5 +194,37 @@ export function buttonPage(p: {
     p.ctx,
     p.title,
     html`<p>${p.message}</p><form method="post" action="${p.action}">${csrfField(p.csrf)}${hiddenFields(p.hidden ?? {})}<button type="submit" autofocus>${p.button}</button></form>${onward(p.link)}`,
+  );
+}
+
+/**
+ * Development mode's stand-in for a provider (docs/design.md §20): the person types what
+ * the provider would return, and the answer takes the real callback's path.
+ */
+export function developmentProviderPage(p: {
+  ctx: PageContext;
+  provider: { id: string; name: string };
+  state: string;
+  csrf: string;
+  email?: string;
+  name?: string;
+  emailVerified: boolean;
+  alert?: Alert;
+  invalid?: 'email' | 'name';
+  link?: { href: string; text: string };
+}): Html {
+  const { id, name } = p.provider;
+  return layout(
+    p.ctx,
+    `Continue with ${name}`,
+    html`<div class="alert dev" role="note"><strong>Development mode:</strong> no request goes to ${name}; type what ${name} would return.</div>
+${alertBox(p.alert, 'alert')}<form method="post" action="/oauth/${id}/development" novalidate>
+${csrfField(p.csrf)}${hiddenFields({ state: p.state })}
+${field({ name: 'email', id: 'email', label: `E-mail address ${name} returns`, type: 'email', autocomplete: 'email', required: true, value: p.email, autofocus: p.invalid !== 'name', invalid: p.invalid === 'email' })}
+${field({ name: 'name', id: 'name', label: 'Name', autocomplete: 'name', value: p.name, hint: 'Optional.', autofocus: p.invalid === 'name', invalid: p.invalid === 'name' })}
+<label class="check" for="emailVerified"><input type="checkbox" id="emailVerified" name="emailVerified" value="on"${p.emailVerified && html` checked`} aria-describedby="emailVerified-hint"> ${name} says the address is verified</label>
+<p class="hint" id="emailVerified-hint">${name} vouches for the addresses of most accounts. Untick it to see how an address it does not vouch for is handled.</p>
+<button type="submit">${providerMark(id)}<span>Continue as this ${name} user</span></button>
+</form>${onward(p.link)}`,
   );
 }

@@ -27,7 +27,13 @@ input{width:100%;padding:.65rem .75rem;font:inherit;color:inherit;border:1px sol
 input:focus{outline:3px solid var(--brand);outline-offset:1px}
 button{display:block;width:100%;margin-top:1.5rem;padding:.75rem;font:inherit;font-weight:600;border:0;border-radius:8px;background:var(--brand);color:var(--on-brand);cursor:pointer}
 button:focus-visible,a:focus-visible{outline:3px solid #1f2328;outline-offset:2px}
-.provider{display:block;text-align:center;text-decoration:none;padding:.7rem;border-radius:8px;font-weight:600;background:#fff;color:#1f2328;border:1px solid #6e7781;margin-top:.75rem}
+.provider{display:flex;align-items:center;justify-content:center;gap:.6rem;text-align:center;text-decoration:none;padding:.7rem;border-radius:8px;font-weight:600;background:#fff;color:#1f2328;border:1px solid #6e7781;margin-top:.75rem}
+.provider svg,button svg{flex:none;width:20px;height:20px}
+button:has(svg){display:flex;align-items:center;justify-content:center;gap:.6rem}
+.tag{padding:0 .4rem;border-radius:1rem;background:#fff8c5;border:1px solid #d4a72c;color:#4d2d00;font-size:.75rem;font-weight:600}
+.dev{background:#fff8c5;color:#4d2d00;border:1px solid #d4a72c}
+label.check{display:flex;gap:.5rem;align-items:center;font-weight:400}
+label.check input{width:auto;margin:0}
 nav{margin-top:1.5rem;text-align:center;font-size:.95rem;display:flex;flex-direction:column;gap:.5rem}
 .or{text-align:center;color:#57606a;margin:1.25rem 0 0}`;
 
@@ -51,7 +57,11 @@ header.top [aria-current=page]{text-decoration:underline}
 label{display:block;font-weight:600;margin:.8rem 0 .25rem}
 label.inline{display:flex;gap:.5rem;align-items:center;font-weight:600}
 input,select,textarea{width:100%;max-width:36rem;padding:.5rem .6rem;font:inherit;color:inherit;border:1px solid #6e7781;border-radius:6px;background:#fff}
-input[type=checkbox]{width:auto}
+input[type=checkbox],input[type=radio]{width:auto}
+fieldset.modes{border:0;padding:0;margin:.8rem 0 0}
+fieldset.modes legend{font-weight:600;padding:0}
+fieldset.modes label.inline{font-weight:400;margin:.5rem 0 0}
+fieldset.modes .hint{margin:0 0 0 1.5rem}
 input[type=color]{width:4rem;height:2.4rem;padding:.1rem}
 textarea{min-height:6rem;font-family:ui-monospace,monospace;font-size:.85rem}
 button{margin-top:1rem;padding:.5rem 1rem;font:inherit;font-weight:600;border:0;border-radius:6px;background:#0550ae;color:#fff;cursor:pointer}

@@ -4,12 +4,14 @@ import { auditChange, needsReauth, tenantForAdmin } from '../../modules/admin/in
 import {
   authorizationOrigin,
   callbackUrl,
+  DEVELOPMENT_ISSUER,
   findTestResult,
   isProviderId,
   listProviderSettings,
   PROVIDER_IDS,
   PROVIDERS,
   type ProviderId,
+  type ProviderMode,
   type ProviderSettingsInput,
   setProvider,
   startFlow,
@@ -35,8 +37,11 @@ function providerOf(provider: string): ProviderId {
 /** The form as the social settings service's input: empty secrets keep the saved ones. */
 function settingsInput(body: unknown, provider: ProviderId): ProviderSettingsInput {
   const text = (name: string, max = 512) => formField(body, name, max).trim();
+  // The form's mode choice; a post without one (an older form) says live with `enabled=on`.
+  // An unknown value is refused by the service (mode_invalid).
+  const mode = formField(body, 'mode') || (formField(body, 'enabled') === 'on' ? 'live' : 'off');
   const input: ProviderSettingsInput = {
-    enabled: formField(body, 'enabled') === 'on',
+    mode: mode as ProviderMode,
     clientId: text('clientId'),
   };
   if (provider === 'apple') {
@@ -121,6 +126,7 @@ export function socialPages(scope: FastifyInstance, ctx: AppContext) {
         detail: {
           provider,
           enabled: saved.enabled,
+          mode: saved.mode,
           clientId: saved.clientId,
           ...(secretChanged ? { secret: 'replaced' } : {}),
           ...(saved.teamId ? { teamId: saved.teamId, keyId: saved.keyId } : {}),
@@ -175,6 +181,9 @@ export function socialPages(scope: FastifyInstance, ctx: AppContext) {
         tenant,
         providerName: PROVIDERS[provider].name,
         result: result as TestResult,
+        development:
+          (result as TestResult).ok &&
+          (result as Extract<TestResult, { ok: true }>).profile.issuer === DEVELOPMENT_ISSUER,
       }),
     );
   });

@@ -1,13 +1,13 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import {
   type FlowDeps,
-  finishFlow,
+  type Profile,
   type ProviderId,
   previewProfile,
   SocialRefusal,
   saveTestResult,
 } from '../../modules/social/index.js';
-import { getTenant } from '../../modules/tenants/index.js';
+import { getTenant, type Tenant } from '../../modules/tenants/index.js';
 import { type TestResult, testFinishedPage } from '../../views/admin/social.js';
 import type { AppContext } from '../context.js';
 import { sendPage } from '../hosted/responses.js';
@@ -22,8 +22,9 @@ export const flowDepsOf = (ctx: AppContext): FlowDeps => ({
 });
 
 /**
- * The provider's answer to an admin's "Test sign-in" (called from the social callback):
- * the real flow is finished, and what would happen is kept for the admin to read;
+ * The provider's answer to an admin's "Test sign-in" (called from the social callback, or
+ * development mode's page): `finish` finishes the real flow (or takes the typed profile),
+ * and what would happen is kept for the admin to read;
  * nothing is created. The browser then goes on by a same-site step (a refresh from this
  * page), since the admin's SameSite=Strict cookie does not ride a redirect from the provider.
  */
@@ -32,22 +33,14 @@ export async function finishTestSignIn(
   request: FastifyRequest,
   reply: FastifyReply,
   provider: ProviderId,
-  flow: {
-    state: string;
-    nonce: string;
-    code_verifier: string;
-    tenant_id: string;
-    admin_id: string | null;
-  },
-  params: URLSearchParams,
+  flow: { state: string; tenant_id: string },
+  finish: (tenant: Tenant) => Promise<Profile>,
 ) {
   const db = ctx.database.db;
   const tenant = await getTenant(db, flow.tenant_id);
   let result: TestResult;
   try {
-    const profile = await finishFlow(flowDepsOf(ctx), tenant, provider, flow, params, (error) =>
-      request.log.warn({ err: error, provider }, 'test sign-in failed at the provider'),
-    );
+    const profile = await finish(tenant);
     result = { ok: true, profile, outcome: await previewProfile(db, tenant, provider, profile) };
   } catch (error) {
     if (!(error instanceof SocialRefusal)) throw error;

@@ -8,14 +8,19 @@ import {
 import {
   authorizationOrigin,
   claimFlow,
+  developmentProfile,
   finishFlow,
+  inDevelopmentMode,
   isProviderId,
   PROVIDERS,
+  type Profile,
   type ProviderId,
+  pendingDevelopmentFlow,
   SocialRefusal,
   startFlow,
 } from '../../modules/social/index.js';
-import { buttonPage, messagePage } from '../../views/hosted.js';
+import { getTenant, type Tenant } from '../../modules/tenants/index.js';
+import { buttonPage, developmentProviderPage, messagePage } from '../../views/hosted.js';
 import { finishTestSignIn } from '../admin/social-test.js';
 import { type AppContext, hostedDeps } from '../context.js';
 import { formField as field } from '../form-body.js';
@@ -150,15 +155,23 @@ export function socialPages(scope: FastifyInstance, ctx: AppContext) {
     begin(request, reply, true),
   );
 
-  async function callback(request: WithProvider, reply: FastifyReply, params: URLSearchParams) {
-    const { provider } = request.params;
-    if (!isProviderId(provider))
-      return socialRefusal(request, reply, 'There is no such sign-in provider.');
+  /**
+   * A provider's answer (or development mode's typed one): the flow is claimed once (state
+   * bound to this browser), then `finish` gives the profile, which signs in through the
+   * linking policy and comes back to the app, or an admin's test shows it.
+   */
+  async function answer(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    provider: ProviderId,
+    state: string | null,
+    finish: (tenant: Tenant, flow: Awaited<ReturnType<typeof claimFlow>>) => Promise<Profile>,
+  ) {
     const bound = request.cookies[flowCookie(provider)];
     reply.clearCookie(flowCookie(provider), flowCookieAttributes(provider));
     let flow: Awaited<ReturnType<typeof claimFlow>>;
     try {
-      flow = await claimFlow(flowDeps, provider, params.get('state'), bound);
+      flow = await claimFlow(flowDeps, provider, state, bound);
     } catch (error) {
       if (!(error instanceof SocialRefusal)) throw error;
       if (error.hostedQuery === undefined) return socialRefusal(request, reply, error.message);
@@ -172,7 +185,10 @@ export function socialPages(scope: FastifyInstance, ctx: AppContext) {
       return socialRefusal(request, reply, error.message, `/sign-in?${hostedQuery(from)}`);
     }
     // An admin's "Test sign-in": the profile is shown to the admin, and nothing is created.
-    if (flow.admin_id) return finishTestSignIn(ctx, request, reply, provider, flow, params);
+    if (flow.admin_id)
+      return finishTestSignIn(ctx, request, reply, provider, flow, (tenant) =>
+        finish(tenant, flow),
+      );
     const h = await hosted(
       request,
       reply,
@@ -181,9 +197,7 @@ export function socialPages(scope: FastifyInstance, ctx: AppContext) {
     if (!h) return reply;
     const back = `/sign-in?${hostedQuery(h)}`;
     try {
-      const profile = await finishFlow(flowDeps, h.tenant, provider, flow, params, (error) =>
-        request.log.warn({ err: error, provider }, 'social sign-in failed at the provider'),
-      );
+      const profile = await finish(h.tenant, flow);
       const signedIn = await signInWithProvider(hostedDeps(ctx), h, provider, profile, {
         ip: request.ip,
         previousCookie: currentBrowserCookie(ctx, request, h),
@@ -195,6 +209,17 @@ export function socialPages(scope: FastifyInstance, ctx: AppContext) {
     }
   }
 
+  async function callback(request: WithProvider, reply: FastifyReply, params: URLSearchParams) {
+    const { provider } = request.params;
+    if (!isProviderId(provider))
+      return socialRefusal(request, reply, 'There is no such sign-in provider.');
+    return answer(request, reply, provider, params.get('state'), (tenant, flow) =>
+      finishFlow(flowDeps, tenant, provider, flow, params, (error) =>
+        request.log.warn({ err: error, provider }, 'social sign-in failed at the provider'),
+      ),
+    );
+  }
+
   scope.get<Route>('/oauth/:provider/callback', PAGE, (request, reply) =>
     callback(request, reply, new URLSearchParams(request.url.split('?')[1] ?? '')),
   );
@@ -202,4 +227,136 @@ export function socialPages(scope: FastifyInstance, ctx: AppContext) {
   scope.post<Route>('/oauth/:provider/callback', CROSS_SITE_POST, (request, reply) =>
     callback(request, reply, stringFields(request.body)),
   );
+
+  // ----- Development mode (docs/design.md §20): our page stands in for the provider -----
+  const notDevelopment = (name: string) =>
+    `${name} sign-in is not in development mode here: development mode is only for development tenants.`;
+
+  /**
+   * The development flow a request names, with its tenant; refused unless the flow is
+   * pending and the provider is in development mode on a development tenant (whatever a
+   * row says, never on a production one). The page is branded like the flow's start.
+   */
+  async function developmentFlow(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    provider: ProviderId,
+    state: string,
+  ) {
+    const flow = await pendingDevelopmentFlow(ctx.database.db, provider, state);
+    let tenant: Tenant;
+    let back: string | undefined;
+    // The answer's redirect back to the app: Chrome applies form-action to it.
+    let formTo: string[] = [];
+    if (flow.hosted_query) {
+      const h = await hosted(
+        request,
+        reply,
+        Object.fromEntries(new URLSearchParams(flow.hosted_query)),
+      );
+      if (!h) return undefined;
+      tenant = h.tenant;
+      back = `/sign-in?${hostedQuery(h)}`;
+      formTo = [h.redirectUrl.origin];
+    } else {
+      // An admin's "Test sign-in".
+      tenant = await getTenant(ctx.database.db, flow.tenant_id);
+      request.pageTenant = tenant;
+    }
+    if (!(await inDevelopmentMode(ctx.database.db, tenant, provider)))
+      throw new SocialRefusal(
+        notDevelopment(PROVIDERS[provider].name),
+        flow.hosted_query || undefined,
+      );
+    return { tenant, back, formTo };
+  }
+
+  type DevelopmentRoute = { Params: { provider: string } };
+  const developmentPage = (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    status: number,
+    p: Omit<Parameters<typeof developmentProviderPage>[0], 'ctx' | 'csrf'>,
+    formTo: string[],
+  ) =>
+    send(
+      reply,
+      status,
+      developmentProviderPage({ ...p, ctx: page(request), csrf: reply.generateCsrf() }),
+      formTo,
+    );
+
+  scope.get<DevelopmentRoute>('/oauth/:provider/development', PAGE, async (request, reply) => {
+    const { provider } = request.params;
+    if (!isProviderId(provider))
+      return socialRefusal(request, reply, 'There is no such sign-in provider.');
+    const state = field(request.query, 'state');
+    try {
+      if (request.cookies[flowCookie(provider)] !== state)
+        throw new SocialRefusal(
+          'This sign-in attempt was started in another browser. Start again.',
+        );
+      const found = await developmentFlow(request, reply, provider, state);
+      if (!found) return reply;
+      return developmentPage(
+        request,
+        reply,
+        200,
+        {
+          provider: { id: provider, name: PROVIDERS[provider].name },
+          state,
+          emailVerified: true,
+          link: found.back ? { href: found.back, text: 'Back to sign in' } : undefined,
+        },
+        found.formTo,
+      );
+    } catch (error) {
+      if (error instanceof SocialRefusal) return socialRefusal(request, reply, error.message);
+      throw error;
+    }
+  });
+
+  scope.post<DevelopmentRoute>('/oauth/:provider/development', PAGE, async (request, reply) => {
+    const { provider } = request.params;
+    if (!isProviderId(provider))
+      return socialRefusal(request, reply, 'There is no such sign-in provider.');
+    const state = field(request.body, 'state');
+    const typed = {
+      email: field(request.body, 'email', 512),
+      name: field(request.body, 'name', 512),
+      emailVerified: field(request.body, 'emailVerified') === 'on',
+    };
+    try {
+      const found = await developmentFlow(request, reply, provider, state);
+      if (!found) return reply;
+      const result = developmentProfile(provider, typed);
+      if ('errors' in result) {
+        // The form again, with what was typed; nothing changed (the flow is still pending).
+        const first = result.errors[0];
+        return developmentPage(
+          request,
+          reply,
+          422,
+          {
+            provider: { id: provider, name: PROVIDERS[provider].name },
+            state,
+            ...typed,
+            alert: { kind: 'error', message: result.errors.map((e) => e.message).join(' ') },
+            invalid: first?.path === '/name' ? 'name' : 'email',
+            link: found.back ? { href: found.back, text: 'Back to sign in' } : undefined,
+          },
+          found.formTo,
+        );
+      }
+      return answer(request, reply, provider, state, async (tenant) => {
+        // Checked again at the end: the mode or the tenant may have changed meanwhile.
+        if (!(await inDevelopmentMode(ctx.database.db, tenant, provider)))
+          throw new SocialRefusal(notDevelopment(PROVIDERS[provider].name));
+        return result.profile;
+      });
+    } catch (error) {
+      if (error instanceof SocialRefusal) return socialRefusal(request, reply, error.message);
+      throw error;
+    }
+  });
 }

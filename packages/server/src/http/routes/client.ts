@@ -25,7 +25,14 @@ const ConfigResponse = Type.Object({
     logoUrl: Type.Union([Type.String(), Type.Null()]),
     primaryColor: Type.Union([Type.String(), Type.Null()]),
   }),
-  providers: Type.Array(Type.Object({ id: Type.String(), name: Type.String() })),
+  providers: Type.Array(
+    Type.Object({
+      id: Type.String(),
+      name: Type.String(),
+      /** `development`: Latchkey's own page stands in for the provider (development tenants). */
+      mode: Type.Union([Type.Literal('development'), Type.Literal('live')]),
+    }),
+  ),
   passwordEnabled: Type.Boolean(),
   signInUrl: Type.String(),
 });

@@ -14,7 +14,7 @@ import {
   type ProviderCredentials,
   type ProviderId,
 } from './providers/index.js';
-import { providerCredentials } from './settings.service.js';
+import { inDevelopmentMode, providerCredentials } from './settings.service.js';
 
 const timeout = () => AbortSignal.timeout(socialDefaults.providerTimeoutMs);
 const keySets = new Map<string, ReturnType<typeof createRemoteJWKSet>>();
@@ -122,6 +122,8 @@ export async function authorizationOrigin(
   provider: ProviderId,
   test = false,
 ): Promise<string> {
+  // Development mode: the "provider" is our own page.
+  if (await inDevelopmentMode(deps.db, tenant, provider)) return new URL(deps.authUrl).origin;
   const creds = await credentials(deps, tenant, provider, test);
   try {
     const { as } = await authorizationServer(deps, provider, creds);
@@ -133,8 +135,13 @@ export async function authorizationOrigin(
   }
 }
 
+/** Where a development-mode flow sends the browser: our own page instead of the provider. */
+export const developmentPageUrl = (authUrl: string, provider: ProviderId, state: string) =>
+  `${authUrl}/oauth/${provider}/development?state=${encodeURIComponent(state)}`;
+
 /**
  * Starts a flow: PKCE, state, nonce; returns where to send the browser and the state.
+ * A provider in development mode (development tenants only) sends it to our own page.
  * Each start writes a row, so one client address may start only so many per window.
  * With `testBy` (an admin's id) it is that admin's "Test sign-in", marked so in the row.
  */
@@ -150,14 +157,18 @@ export async function startFlow(
   ]);
   if (!allowed.allowed)
     throw new SocialRefusal('Too many sign-in attempts from this address; try again later.');
-  const creds = await credentials(deps, tenant, provider, input.testBy !== undefined);
-  let as: oauth.AuthorizationServer;
-  try {
-    ({ as } = await authorizationServer(deps, provider, creds));
-  } catch {
-    throw new SocialRefusal(
-      `${PROVIDERS[provider].name} cannot be reached right now. Try again in a moment.`,
-    );
+  const development = await inDevelopmentMode(deps.db, tenant, provider);
+  let creds: ProviderCredentials | undefined;
+  let as: oauth.AuthorizationServer | undefined;
+  if (!development) {
+    creds = await credentials(deps, tenant, provider, input.testBy !== undefined);
+    try {
+      ({ as } = await authorizationServer(deps, provider, creds));
+    } catch {
+      throw new SocialRefusal(
+        `${PROVIDERS[provider].name} cannot be reached right now. Try again in a moment.`,
+      );
+    }
   }
   await deps.db
     .deleteFrom('oauth_flows')
@@ -182,6 +193,7 @@ export async function startFlow(
       admin_id: input.testBy ?? null,
     })
     .execute();
+  if (!as || !creds) return { url: developmentPageUrl(deps.authUrl, provider, state), state };
   const definition = PROVIDERS[provider];
   const url = new URL(as.authorization_endpoint as string);
   url.searchParams.set('client_id', creds.clientId);

@@ -1,4 +1,11 @@
 export {
+  DEVELOPMENT_ISSUER,
+  type DevelopmentAnswer,
+  developmentProfile,
+  developmentSubject,
+  pendingDevelopmentFlow,
+} from './development.js';
+export {
   authorizationOrigin,
   callbackUrl,
   claimFlow,
@@ -30,8 +37,11 @@ export {
 } from './providers/index.js';
 export {
   enabledProviders,
+  inDevelopmentMode,
   isProviderId,
   listProviderSettings,
+  PROVIDER_MODES,
+  type ProviderMode,
   type ProviderSettingsInput,
   type ProviderSettingsView,
   providerCredentials,

@@ -12,7 +12,16 @@ import {
   type ProviderId,
 } from './providers/index.js';
 
+/**
+ * How a tenant offers a provider: not at all, in development mode (Latchkey's own page
+ * stands in for the provider; development tenants only, no credentials), or for real.
+ */
+export type ProviderMode = 'off' | 'development' | 'live';
+export const PROVIDER_MODES: readonly ProviderMode[] = ['off', 'development', 'live'];
+
 export interface ProviderSettingsInput {
+  /** Wins over `enabled`; `enabled: true` means live, `false` off. */
+  mode?: ProviderMode;
   enabled?: boolean;
   clientId?: string;
   clientSecret?: string;
@@ -27,7 +36,9 @@ export interface ProviderSettingsInput {
 export interface ProviderSettingsView {
   provider: ProviderId;
   name: string;
+  /** True in development mode too. */
   enabled: boolean;
+  mode: ProviderMode;
   clientId: string;
   hasSecret: boolean;
   teamId: string | null;
@@ -44,12 +55,18 @@ export function isProviderId(value: string): value is ProviderId {
 const COLUMN = { teamId: 'team_id', keyId: 'key_id', audience: 'audience' } as const;
 const EXTRA = Object.keys(COLUMN) as ExtraSetting[];
 
+function modeOf(row: Pick<ProviderSettingsRow, 'enabled' | 'development'>): ProviderMode {
+  if (row.enabled !== 1) return 'off';
+  return row.development === 1 ? 'development' : 'live';
+}
+
 function view(row: ProviderSettingsRow): ProviderSettingsView {
   const id = row.provider as ProviderId;
   return {
     provider: id,
     name: PROVIDERS[id].name,
     enabled: row.enabled === 1,
+    mode: modeOf(row),
     clientId: row.client_id,
     hasSecret: row.secret_jwe !== null,
     teamId: row.team_id,
@@ -105,7 +122,7 @@ export async function setProvider(
       `Unknown provider ${provider}; one of ${PROVIDER_IDS.join(', ')}`,
     );
   }
-  await getTenant(db, tenantId);
+  const tenant = await getTenant(db, tenantId);
   const existing = await db
     .selectFrom('provider_settings')
     .selectAll()
@@ -113,8 +130,31 @@ export async function setProvider(
     .where('provider', '=', provider)
     .executeTakeFirst();
   const errors: FieldError[] = [];
-  const clientId = input.clientId ?? existing?.client_id;
-  if (!clientId || clientId.length > socialDefaults.clientIdMaxLength)
+  if (input.mode !== undefined && !PROVIDER_MODES.includes(input.mode))
+    errors.push({
+      path: '/mode',
+      code: 'mode_invalid',
+      message: `the mode is one of ${PROVIDER_MODES.join(', ')}`,
+    });
+  const mode: ProviderMode =
+    input.mode ??
+    (input.enabled === undefined
+      ? existing
+        ? modeOf(existing)
+        : 'off'
+      : input.enabled
+        ? 'live'
+        : 'off');
+  const development = mode === 'development';
+  if (development && tenant.environment !== 'development')
+    errors.push({
+      path: '/mode',
+      code: 'development_mode_refused',
+      message: `development mode is only for development tenants; ${tenant.name} is a production tenant`,
+    });
+  // Only live mode needs credentials; whatever is saved stays for later.
+  const clientId = input.clientId ?? existing?.client_id ?? '';
+  if ((mode === 'live' && !clientId) || clientId.length > socialDefaults.clientIdMaxLength)
     errors.push({
       path: '/clientId',
       code: 'client_id_invalid',
@@ -130,13 +170,14 @@ export async function setProvider(
     if (!rule) continue;
     extra[field] = input[field] ?? existing?.[COLUMN[field]] ?? rule.fallback;
     const error = rule.check(extra[field]);
-    if (error) errors.push(error);
+    // Development mode needs none of them; a value given is still checked.
+    if (error && (mode === 'live' || input[field] !== undefined)) errors.push(error);
   }
   const sealed =
     secret === undefined
       ? (existing?.secret_jwe ?? null)
       : await box.seal(secret, PURPOSE, subject(tenantId, provider));
-  if ((input.enabled ?? existing?.enabled === 1) && !sealed) {
+  if (mode === 'live' && !sealed) {
     errors.push({
       // Apple's secret is its private key: point at the field the caller has to fill.
       path: `/${rules.secretField}`,
@@ -148,8 +189,9 @@ export async function setProvider(
   const row: ProviderSettingsRow = {
     tenant_id: tenantId,
     provider,
-    enabled: (input.enabled ?? existing?.enabled === 1) ? 1 : 0,
-    client_id: clientId as string,
+    enabled: mode === 'off' ? 0 : 1,
+    development: development ? 1 : 0,
+    client_id: clientId,
     secret_jwe: sealed,
     team_id: extra.teamId,
     key_id: extra.keyId,
@@ -178,14 +220,47 @@ export async function listProviderSettings(
     .sort((a, b) => PROVIDER_IDS.indexOf(a.provider) - PROVIDER_IDS.indexOf(b.provider));
 }
 
-/** The providers the hosted page and /public/config offer, in a stable order. */
+/**
+ * The providers the hosted page and /public/config offer, in a stable order, each with its
+ * mode. A row in development mode on a production tenant offers nothing.
+ */
 export async function enabledProviders(
   db: Kysely<Schema>,
   tenantId: string,
-): Promise<{ id: ProviderId; name: string }[]> {
+): Promise<{ id: ProviderId; name: string; mode: 'development' | 'live' }[]> {
+  const development = await developmentTenant(db, tenantId);
   return (await listProviderSettings(db, tenantId))
-    .filter((p) => p.enabled)
-    .map((p) => ({ id: p.provider, name: p.name }));
+    .filter((p) => p.mode === 'live' || (p.mode === 'development' && development))
+    .map((p) => ({ id: p.provider, name: p.name, mode: p.mode as 'development' | 'live' }));
+}
+
+async function developmentTenant(db: Kysely<Schema>, tenantId: string): Promise<boolean> {
+  const row = await db
+    .selectFrom('tenants')
+    .select('environment')
+    .where('id', '=', tenantId)
+    .executeTakeFirst();
+  return row?.environment === 'development';
+}
+
+/**
+ * Whether sign-in with this provider runs in development mode now: the row says so, and
+ * the tenant is (still) a development tenant. Never on a production tenant, whatever a
+ * row says.
+ */
+export async function inDevelopmentMode(
+  db: Kysely<Schema>,
+  tenant: { id: string; environment: string },
+  provider: ProviderId,
+): Promise<boolean> {
+  if (tenant.environment !== 'development') return false;
+  const row = await db
+    .selectFrom('provider_settings')
+    .select(['enabled', 'development'])
+    .where('tenant_id', '=', tenant.id)
+    .where('provider', '=', provider)
+    .executeTakeFirst();
+  return row !== undefined && modeOf(row) === 'development';
 }
 
 /**
@@ -205,7 +280,7 @@ export async function providerCredentials(
     .where('tenant_id', '=', tenantId)
     .where('provider', '=', provider)
     .executeTakeFirst();
-  if (!row?.secret_jwe || (row.enabled !== 1 && !disabledToo)) return undefined;
+  if (!row?.secret_jwe || (modeOf(row) !== 'live' && !disabledToo)) return undefined;
   return {
     clientId: row.client_id,
     secret: await box.open(row.secret_jwe, PURPOSE, subject(tenantId, provider)),

@@ -6,6 +6,7 @@ export {
 } from './credentials.service.js';
 export { emailKey, isValidEmail } from './email.js';
 export { createPasswordHasher, type PasswordHasher } from './password.js';
+export { checkName } from './profile-rules.js';
 export {
   checkPassword,
   createUserWithoutPassword,

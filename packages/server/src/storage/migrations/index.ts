@@ -12,6 +12,7 @@ import { hostedSessionBinding } from './009-hosted-session-binding.js';
 import { hostedSessionLookups } from './010-hosted-session-lookups.js';
 import { masterSecret } from './011-master-secret.js';
 import { addressLinks } from './012-address-links.js';
+import { developmentProviders } from './013-development-providers.js';
 
 /** One ordered set of migrations serves SQLite and PostgreSQL alike. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -27,6 +28,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '010-hosted-session-lookups': hostedSessionLookups,
   '011-master-secret': masterSecret,
   '012-address-links': addressLinks,
+  '013-development-providers': developmentProviders,
 };
 
 /**

@@ -1,7 +1,7 @@
 import type { ProfileOutcome, ProviderSettingsView } from '../../modules/social/index.js';
 import type { Tenant } from '../../modules/tenants/index.js';
 import { type Html, html } from '../html.js';
-import { type Alert, alertBox, checkbox, copyable, csrfField, field, textarea } from '../kit.js';
+import { type Alert, alertBox, copyable, csrfField, field, textarea } from '../kit.js';
 import { barePage, layout, tenantPath, type Viewer } from './layout.js';
 import { reauthField } from './sign-in.js';
 
@@ -45,17 +45,45 @@ ${textarea({ name: 'privateKey', id: id('privateKey'), label: 'Private key', hin
       value: s?.audience ?? 'common',
       hint: 'common, organizations, consumers, or your directory (tenant) id.',
     });
-  const notYet = !s?.enabled && ` Users cannot sign in with ${pr.name} until it is Enabled.`;
-  const test = s?.hasSecret
-    ? html`<form method="post" action="${base}/test">${csrfField(p.viewer.csrf)}<button type="submit" class="plain">Test sign-in<span class="visually-hidden"> with ${pr.name}</span></button></form>
+  const mode = s?.mode ?? 'off';
+  const development = p.tenant.environment === 'development';
+  const notYet = mode === 'off' && ` Users cannot sign in with ${pr.name} until it is Live.`;
+  const testButton = html`<form method="post" action="${base}/test">${csrfField(p.viewer.csrf)}<button type="submit" class="plain">Test sign-in<span class="visually-hidden"> with ${pr.name}</span></button></form>`;
+  const test =
+    mode === 'development' && development
+      ? html`${testButton}
+<p class="hint"><span class="badge">dev</span> In development mode: opens Latchkey's development page, where you type what ${pr.name} would return, and shows what would happen; creates nothing. No request goes to ${pr.name}.</p>`
+      : s?.hasSecret
+        ? html`${testButton}
 <p class="hint">Runs the real ${pr.name} sign-in with the saved credentials and shows what it returns; creates nothing.${notYet}</p>`
-    : html`<p class="hint">Test sign-in works once the credentials are saved, Enabled or not.</p>`;
-  return html`<section class="card" aria-labelledby="h-${pr.id}"><h2 id="h-${pr.id}">${pr.name}</h2>
+        : html`<p class="hint">Test sign-in works once the credentials are saved, Live or not.</p>`;
+  const modes = [
+    ['off', 'Off', `Users cannot sign in with ${pr.name}.`],
+    [
+      'development',
+      'Development mode',
+      development
+        ? `No credentials: the button leads to a Latchkey page where you type the e-mail and name ${pr.name} would return. Nothing goes to ${pr.name}.`
+        : 'Only for development tenants: this is a production tenant.',
+    ],
+    ['live', 'Live', `The real ${pr.name} sign-in, with the credentials below.`],
+  ] as const;
+  const modeChoice = html`<fieldset class="modes"><legend>Sign-in with ${pr.name}</legend>${modes.map(
+    ([value, label, hint]) =>
+      html`<label class="inline" for="${id(`mode-${value}`)}"><input type="radio" id="${id(`mode-${value}`)}" name="mode" value="${value}"${mode === value && html` checked`}${value === 'development' && !development && mode !== 'development' && html` disabled`} aria-describedby="${id(`mode-${value}-hint`)}"> ${label}</label><p class="hint" id="${id(`mode-${value}-hint`)}">${hint}</p>`,
+  )}</fieldset>`;
+  const badge =
+    mode === 'development'
+      ? html` <span class="badge">dev</span>`
+      : mode === 'live'
+        ? html` <span class="badge">live</span>`
+        : undefined;
+  return html`<section class="card" aria-labelledby="h-${pr.id}"><h2 id="h-${pr.id}">${pr.name}${badge}</h2>
 ${alertBox(pr.alert)}
 ${copyable('Callback URL', pr.callbackUrl, id('callback'))}
 <form method="post" action="${base}">${csrfField(p.viewer.csrf)}
-${checkbox({ name: 'enabled', id: id('enabled'), label: 'Enabled', checked: s?.enabled ?? false })}
-${field({ name: 'clientId', id: id('clientId'), label: 'Client ID', value: s?.clientId })}
+${modeChoice}
+${field({ name: 'clientId', id: id('clientId'), label: 'Client ID', value: s?.clientId, hint: 'Needed for Live; development mode uses no credentials.' })}
 ${credentials}
 ${audience}
 ${reauthField(p.reauth, pr.id)}
@@ -112,10 +140,15 @@ export function testResultPage(p: {
   tenant: Tenant;
   providerName: string;
   result: TestResult;
+  /** The profile was typed on development mode's page: no request went to the provider. */
+  development?: boolean;
 }): Html {
   const r = p.result;
+  const signedInBy = p.development
+    ? `Development mode: no request went to ${p.providerName}; this is the profile you typed. Nothing was created or changed.`
+    : `${p.providerName} signed you in. Nothing was created or changed.`;
   const body = r.ok
-    ? html`${alertBox({ kind: 'notice', message: `${p.providerName} signed you in. Nothing was created or changed.` })}
+    ? html`${alertBox({ kind: 'notice', message: signedInBy })}
 <h2>Profile returned</h2><dl class="card">
 <dt>Issuer</dt><dd><code>${r.profile.issuer}</code></dd>
 <dt>Subject</dt><dd><code>${r.profile.subject}</code></dd>
