@@ -479,8 +479,10 @@ describe.skipIf(!HAVE_CHROMIUM)('hosted pages in Chromium', () => {
       expect(await page.title()).toContain(BRAND_NAME);
       expect(await page.evaluate(() => document.querySelectorAll('script').length)).toBe(0);
       expect(await page.getAttribute('img.logo', 'src')).toBe(LOGO);
-      // Decorative: the name follows as text, so screen readers read it once.
-      expect(await page.getAttribute('img.logo', 'alt')).toBe('');
+      // The logo's alt text is the name (shown in its place if it fails, as here, with no
+      // network); the name that follows as text is read once, through the logo.
+      expect(await page.getAttribute('img.logo', 'alt')).toBe(BRAND_NAME);
+      expect(await page.getAttribute('.tenant', 'aria-hidden')).toBe('true');
       const button = await page.$eval('button[type=submit]', (b) => {
         const style = getComputedStyle(b);
         return { background: style.backgroundColor, color: style.color };

@@ -1,5 +1,5 @@
 import { defaults } from '../config/defaults.js';
-import type { Tenant } from '../modules/tenants/index.js';
+import { shownLogo, type Tenant } from '../modules/tenants/index.js';
 import { type Child, type Html, html } from './html.js';
 import { type Alert, alertBox, csrfField, documentOf, field, hiddenFields, onward } from './kit.js';
 import { DEFAULT_BRAND, hostedStyles } from './styles.js';
@@ -19,11 +19,13 @@ export interface PageContext {
 
 export function layout(ctx: PageContext, title: string, body: Child): Html {
   const brand = ctx.tenant?.branding.primaryColor ?? DEFAULT_BRAND;
-  const logo = ctx.tenant?.branding.logoUrl;
-  // The logo is decorative: the name follows as text (read once, and shown if the logo fails).
+  const logo = ctx.tenant && shownLogo(ctx.tenant);
+  // The logo carries the tenant's name as its alt text: one that fails to load shows that
+  // name in its place (no empty band). The name follows as text either way, hidden from
+  // screen readers when the logo's alt text has said it.
   const header =
     ctx.tenant &&
-    html`${logo && html`<img class="logo" src="${logo}" alt="">`}<p class="tenant">${ctx.tenant.name}</p>`;
+    html`${logo && html`<img class="logo" src="${logo}" alt="${ctx.tenant.name}">`}<p class="tenant"${logo && html` aria-hidden="true"`}>${ctx.tenant.name}</p>`;
   return documentOf({
     title: ctx.tenant ? `${title} · ${ctx.tenant.name}` : title,
     nonce: ctx.nonce,
