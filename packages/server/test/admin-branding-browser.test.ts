@@ -124,6 +124,15 @@ describe.skipIf(!HAVE_CHROMIUM)('admin Branding preview in Chromium', () => {
       expect(page.url()).toBe(`${app.url}/admin/tenants/${a.tenant.id}/branding`);
       expect(await page.evaluate(() => history.length)).toBe(before);
 
+      // A development tenant's logo may come from the developer's machine.
+      await page.getByLabel('Logo URL').fill('http://localhost:5173/logo.png');
+      await expect
+        .poll(() => buttons.locator('img').getAttribute('src'))
+        .toBe('http://localhost:5173/logo.png');
+      await expect
+        .poll(() => frame.locator('img.logo').getAttribute('src'))
+        .toBe('http://localhost:5173/logo.png');
+
       // What a save would refuse is said in the frame.
       await page.getByLabel('Logo URL').fill('http://cdn.example/logo.png');
       await expect.poll(() => frame.locator('h1').textContent()).toBe('No preview yet');

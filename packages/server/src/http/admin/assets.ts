@@ -30,7 +30,7 @@ if(form){
   var frame=document.getElementById('hosted-preview'),buttons=document.getElementById('buttons-preview');
   var base=JSON.parse(buttons.getAttribute('data-config')),unmount=null,timer=0;
   // The rule of a save: https, and on a development tenant http://localhost or 127.0.0.1 too.
-  var logoAllowed=function(u){return u.indexOf('https://')===0||(base.environment==='development'&&/^http://(localhost|127.0.0.1)([:/]|$)/.test(u));};
+  var logoAllowed=function(u){return u.indexOf('https://')===0||(base.environment==='development'&&/^http:\\/\\/(localhost|127\\.0\\.0\\.1)([:\\/]|$)/.test(u));};
   var values=function(){return{name:name.value,logoUrl:logo.value.trim(),primaryColor:color.value};};
   // The real buttons of latchkey.js, drawn by /admin/assets/latchkey-preview.js.
   var drawButtons=function(){
