@@ -101,7 +101,8 @@ describe.skipIf(!HAVE_CHROMIUM)('admin Branding preview in Chromium', () => {
       await page.getByLabel('Name').fill('Typed Co');
       await page.getByLabel('Logo URL').fill('https://cdn.example/logo.png');
       await page.getByLabel('Primary color').fill('#0a7d33');
-      await expect.poll(() => frame.locator('.tenant').textContent()).toBe('Typed Co');
+      // With a logo, the logo stands for the name (its alt text).
+      await expect.poll(() => frame.locator('img.logo').getAttribute('alt')).toBe('Typed Co');
       await expect
         .poll(() => background(frame.locator('button[type=submit]')))
         .toBe('rgb(10, 125, 51)');

@@ -20,12 +20,13 @@ export interface PageContext {
 export function layout(ctx: PageContext, title: string, body: Child): Html {
   const brand = ctx.tenant?.branding.primaryColor ?? DEFAULT_BRAND;
   const logo = ctx.tenant && shownLogo(ctx.tenant);
-  // The logo carries the tenant's name as its alt text: one that fails to load shows that
-  // name in its place (no empty band). The name follows as text either way, hidden from
-  // screen readers when the logo's alt text has said it.
+  // The logo stands for the tenant's name, its alt text: one that fails to load shows the
+  // name in its place (no empty band, no name twice). Without a logo, the name as text.
   const header =
     ctx.tenant &&
-    html`${logo && html`<img class="logo" src="${logo}" alt="${ctx.tenant.name}">`}<p class="tenant"${logo && html` aria-hidden="true"`}>${ctx.tenant.name}</p>`;
+    (logo
+      ? html`<img class="logo" src="${logo}" alt="${ctx.tenant.name}">`
+      : html`<p class="tenant">${ctx.tenant.name}</p>`);
   return documentOf({
     title: ctx.tenant ? `${title} · ${ctx.tenant.name}` : title,
     nonce: ctx.nonce,
