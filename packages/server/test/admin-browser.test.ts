@@ -374,7 +374,7 @@ for (const dialect of DIALECTS) {
 
     it('API Keys: a publishable key made in the page; the last one revoked only after its own page says what stops', async () => {
       mkdirSync(ARTIFACTS, { recursive: true });
-      const t = await app.tenant();
+      const t = await app.tenant({ plan: 'free' });
       made.keysTenantId = t.tenant.id;
       const context = await browser.newContext();
       const page = await context.newPage();
@@ -484,6 +484,7 @@ for (const dialect of DIALECTS) {
           ['social-test-result', made.testResultUrl],
           ['api-keys', `${t}/keys`],
           ['api-keys-none-publishable', `${app.url}/admin/tenants/${made.keysTenantId}/keys`],
+          ['tenant-free-plan', `${app.url}/admin/tenants/${made.keysTenantId}`],
           ['users', `${t}/users`],
           ['users-search', `${t}/users?q=octo`],
           ['users-search-none', `${t}/users?q=nobody`],
@@ -493,6 +494,13 @@ for (const dialect of DIALECTS) {
           ['outbox', `${app.url}/admin/outbox`],
           ['not-found', `${app.url}/admin/tenants/00000000-0000-4000-8000-000000000000`],
         ];
+        // A mail in the dev outbox, so that its page shows one.
+        await app.ctx.mailer.send({
+          tenantId: made.tenantId,
+          to: email('reader'),
+          subject: 'Reset your password',
+          text: `Someone asked to reset your password. Open this link within an hour:\n${app.url}/reset-password?token=example-token-for-the-screenshot\n\nIf it was not you, ignore this mail.`,
+        });
         const context = await browser.newContext({ bypassCSP: true });
         const page = await context.newPage();
         try {

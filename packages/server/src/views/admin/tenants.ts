@@ -107,7 +107,7 @@ export function tenantPage(p: {
   const t = p.tenant;
   const body = html`<section class="card"><h2>Keys for your app</h2>
 ${copyable('Tenant id', t.id, 'tenant-id')}
-${p.publishableKey ? copyable('Publishable key', p.publishableKey, 'publishable-key') : html`<p>No live publishable key: create one in API Keys.</p>`}
+${p.publishableKey ? copyable('Publishable key', p.publishableKey, 'publishable-key') : html`<p>No live publishable key: the hosted page, the script tag and React apps cannot sign anyone in. <a href="${tenantPath(t.id, 'keys')}">Create one in API Keys</a>.</p>`}
 </section>
 <section><h2>Settings</h2><form method="post" action="${tenantPath(t.id)}" class="card">${csrfField(p.viewer.csrf)}
 ${field({ name: 'name', label: 'Name', value: t.name, required: true })}

@@ -55,7 +55,7 @@ export function userPage(p: {
   const u = p.user;
   const base = `${tenantPath(p.tenant.id, 'users')}/${u.id}`;
   const csrf = p.viewer.csrf;
-  const facts = html`<dl class="card">
+  const facts = html`<dl class="card facts">
 <dt>Id</dt><dd><code>${u.id}</code></dd>
 <dt>Name</dt><dd>${u.name ?? '—'}</dd>
 <dt>State</dt><dd>${u.disabled ? 'disabled' : 'active'}</dd>
@@ -95,7 +95,11 @@ ${actionButton(csrf, `${base}/delete`, 'Delete', { danger: true, confirm: 'Delet
       when(s.lastUsedAt),
       html`<code>${s.ip ?? '—'}</code>`,
       sessionClient(s.userAgent),
-      s.revokedAt ? `revoked (${s.revokedReason ?? ''})` : 'live',
+      s.revokedAt
+        ? s.revokedReason && s.revokedReason !== 'revoked'
+          ? `ended (${s.revokedReason.replaceAll('_', ' ')})`
+          : 'revoked'
+        : 'live',
       !s.revokedAt &&
         actionButton(csrf, `${base}/sessions/${s.id}/revoke`, 'Revoke', { danger: true }),
     ]),
