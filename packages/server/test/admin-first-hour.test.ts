@@ -197,6 +197,23 @@ for (const dialect of DIALECTS) {
         }),
       );
       expect(exact.data).toEqual([]);
+      // REST's query finds what the admin area's search finds, page by page.
+      const rest = async (params: Record<string, string>) =>
+        json(
+          await app.request(`/v1/users?${new URLSearchParams(params)}`, {
+            headers: { authorization: `Bearer ${t.secretKey}` },
+          }),
+        );
+      const first = await rest({ query: 'UNDER', limit: '1' });
+      expect(first.data.map((u: { email: string }) => u.email)).toEqual([
+        'under_score@example.com',
+      ]);
+      const second = await rest({ query: 'UNDER', limit: '1', cursor: first.nextCursor });
+      expect(second.data.map((u: { email: string }) => u.email)).toEqual([
+        'underXscore@example.com',
+      ]);
+      expect(second.nextCursor).toBeNull();
+      expect((await rest({ query: '_' })).data).toHaveLength(1);
     });
 
     it("names a session's browser from the User-Agent its sign-in sent", async () => {
