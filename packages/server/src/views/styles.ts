@@ -77,7 +77,9 @@ th,td{text-align:left;padding:.4rem .5rem;border-bottom:1px solid #d0d7de;vertic
 @media (max-width:56rem){.preview-grid{grid-template-columns:minmax(0,1fr)}}
 form.card>button{display:block}
 .card>:first-child,.card>input[type=hidden]:first-child+*,.card>input[type=hidden]+input[type=hidden]+*{margin-top:0}
-td time{white-space:nowrap}
+td time,th,code.short{white-space:nowrap}
+.scroll+.card{margin-top:1rem}
+td form{margin:0}td button{margin:0}
 code.kind{white-space:nowrap;overflow-wrap:normal}
 .product{margin:0 0 .25rem;font-weight:700;color:#57606a;letter-spacing:.02em}
 p.label{font-weight:600;margin:.8rem 0 .25rem}

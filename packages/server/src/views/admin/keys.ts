@@ -53,7 +53,7 @@ export function keysPage(p: {
     ),
   ]);
   const secretRows = secret.map((k) => [
-    html`<code>${k.display}</code>`,
+    html`<code class="short">${k.display}</code>`,
     nameOf(k),
     k.scopes.join(' ') || html`&mdash;`,
     when(k.lastUsedAt),
