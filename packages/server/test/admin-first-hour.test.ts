@@ -258,7 +258,10 @@ for (const dialect of DIALECTS) {
         environment: 'development',
         allowedOrigins: ['http://localhost:3000'],
       });
-      const prod = await app.tenant({ environment: 'production' });
+      const prod = await app.tenant({
+        environment: 'production',
+        allowedOrigins: ['https://app.example.com'],
+      });
       const logo = 'http://localhost:5173/logo.png';
       const save = (id: string, logoUrl: string) =>
         root.get(`/admin/tenants/${id}/branding`).then(() =>
@@ -305,6 +308,22 @@ for (const dialect of DIALECTS) {
       const html = await hosted.text();
       expect(html).toContain(`<img class="logo" src="${logo}" alt="Logo Co">`);
       expect(csp(hosted)['img-src']).toBe('http://localhost:5173');
+
+      // A production tenant's page never shows (nor lets in) an http logo, even one written
+      // to the database some other way.
+      await app.ctx.database.db
+        .updateTable('tenants')
+        .set({ logo_url: logo })
+        .where('id', '=', prod.tenant.id)
+        .execute();
+      const prodHosted = await app.request(
+        `/sign-in?${new URLSearchParams({ pk: prod.publishableKey, redirect_url: 'https://app.example.com/cb' })}`,
+      );
+      expect(prodHosted.status).toBe(200);
+      const prodHtml = await prodHosted.text();
+      expect(prodHtml).not.toContain('<img');
+      expect(prodHtml).toContain('<p class="tenant">Tenant ');
+      expect(csp(prodHosted)['img-src']).toBe("'none'");
     });
   });
 }
