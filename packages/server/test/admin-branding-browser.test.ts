@@ -101,7 +101,8 @@ describe.skipIf(!HAVE_CHROMIUM)('admin Branding preview in Chromium', () => {
       await page.getByLabel('Name').fill('Typed Co');
       await page.getByLabel('Logo URL').fill('https://cdn.example/logo.png');
       await page.getByLabel('Primary color').fill('#0a7d33');
-      await expect.poll(() => frame.locator('.tenant').textContent()).toBe('Typed Co');
+      // With a logo, the logo stands for the name (its alt text).
+      await expect.poll(() => frame.locator('img.logo').getAttribute('alt')).toBe('Typed Co');
       await expect
         .poll(() => background(frame.locator('button[type=submit]')))
         .toBe('rgb(10, 125, 51)');
@@ -123,6 +124,15 @@ describe.skipIf(!HAVE_CHROMIUM)('admin Branding preview in Chromium', () => {
       await buttons.getByRole('button', { name: 'Continue with GitHub' }).click();
       expect(page.url()).toBe(`${app.url}/admin/tenants/${a.tenant.id}/branding`);
       expect(await page.evaluate(() => history.length)).toBe(before);
+
+      // A development tenant's logo may come from the developer's machine.
+      await page.getByLabel('Logo URL').fill('http://localhost:5173/logo.png');
+      await expect
+        .poll(() => buttons.locator('img').getAttribute('src'))
+        .toBe('http://localhost:5173/logo.png');
+      await expect
+        .poll(() => frame.locator('img.logo').getAttribute('src'))
+        .toBe('http://localhost:5173/logo.png');
 
       // What a save would refuse is said in the frame.
       await page.getByLabel('Logo URL').fill('http://cdn.example/logo.png');

@@ -62,6 +62,7 @@ for (const dialect of DIALECTS) {
       otherTenantId: '',
       userId: '',
       testResultUrl: '',
+      keysTenantId: '',
       pages: [] as string[],
     };
 
@@ -138,7 +139,15 @@ for (const dialect of DIALECTS) {
         // From the page without the previous save's ?done=saved, so that waiting for that
         // address waits for this save (a reload during its redirect would be lost).
         await page.goto(`${app.url}/admin/tenants/${made.tenantId}`);
+        // On the free plan the limits are the plan's, shown read-only.
+        expect(await page.getByLabel('Custom limit: requests per second').count()).toBe(0);
+        expect(await page.textContent('.limits')).toBe('10 requests per second, 600 per minute');
         await page.getByLabel('Plan').selectOption('enterprise');
+        await Promise.all([
+          page.waitForURL(/done=saved/),
+          page.getByRole('button', { name: 'Save settings' }).click(),
+        ]);
+        await page.goto(`${app.url}/admin/tenants/${made.tenantId}`);
         await page.getByLabel('Custom limit: requests per second').fill('1000000');
         await page.getByLabel('Custom limit: requests per minute').fill('60000000');
         expect(await page.evaluate("document.getElementById('f-rpm').form.checkValidity()")).toBe(
@@ -244,7 +253,10 @@ for (const dialect of DIALECTS) {
         expect(
           await page.getByRole('group', { name: 'Scopes' }).getByRole('checkbox').count(),
         ).toBe(4);
-        await page.getByLabel('Name').fill('journey backend');
+        await page
+          .getByRole('form', { name: 'Create a secret key' })
+          .getByLabel('Name')
+          .fill('journey backend');
         await page.getByRole('button', { name: 'Create secret key' }).click();
         const secret = (await page.textContent('#new-secret')) as string;
         expect(secret).toMatch(/^sk_test_/);
@@ -263,11 +275,16 @@ for (const dialect of DIALECTS) {
 
         // Users: find the person, disable them; their token is inactive at once.
         await nav(page, 'Users');
-        await page.getByLabel('E-mail address').fill(person.email);
+        // Part of the name finds them, in any case.
+        await page.getByLabel('E-mail or name').fill('cTo c');
         await page.getByRole('button', { name: 'Search' }).click();
         await page.getByRole('link', { name: person.email }).click();
         expect(await h1(page)).toBe(person.email);
         expect(await page.textContent('main')).toContain('github');
+        // The session of the hosted sign-in names its browser.
+        expect(await page.getByRole('region', { name: 'Sessions' }).textContent()).toMatch(
+          /Chrome \d+ on Linux/,
+        );
         // Revoking the session locks out the browser that holds it: the hosted page asks again.
         await page.getByRole('button', { name: 'Revoke' }).click();
         await expect.poll(() => page.textContent('[role=status]')).toContain('revoked');
@@ -358,6 +375,100 @@ for (const dialect of DIALECTS) {
       }
     }, 30_000);
 
+    it('API Keys: a publishable key made in the page; the last one revoked only after its own page says what stops', async () => {
+      mkdirSync(ARTIFACTS, { recursive: true });
+      const t = await app.tenant({ plan: 'free' });
+      made.keysTenantId = t.tenant.id;
+      const context = await browser.newContext();
+      const page = await context.newPage();
+      const dialogs: string[] = [];
+      page.on('dialog', (d) => {
+        dialogs.push(d.message());
+        void d.accept();
+      });
+      const keys = `${app.url}/admin/tenants/${t.tenant.id}/keys`;
+      const publishable = () =>
+        page.locator('section', { has: page.locator('h2#publishable-keys') });
+      try {
+        await signIn(page);
+        await page.goto(keys);
+        expect(await page.locator('h2').allTextContents()).toEqual([
+          'Publishable keys',
+          'Secret keys',
+        ]);
+        expect(await publishable().textContent()).toContain(t.publishableKey);
+
+        // A second publishable key, from the admin area.
+        await page
+          .getByRole('form', { name: 'Create a publishable key' })
+          .getByLabel('Name')
+          .fill('docs site');
+        await page.getByRole('button', { name: 'Create publishable key' }).click();
+        await expect
+          .poll(() => page.textContent('[role=status]'))
+          .toContain('A new publishable key is created');
+        expect(await publishable().locator('tbody tr').count()).toBe(2);
+
+        // Not the last one: the dialog names it and says the other keeps working.
+        await publishable()
+          .locator('tbody tr')
+          .first()
+          .getByRole('button', { name: 'Revoke' })
+          .click();
+        await expect.poll(() => page.textContent('[role=status]')).toBe('The key is revoked.');
+        expect(dialogs).toHaveLength(1);
+        expect(dialogs[0]).toMatch(/^Revoke publishable key pk_test_\w{4}…\w{4}\?/);
+        expect(dialogs[0]).toContain('your other live publishable key keeps working');
+
+        // The last one: its own page says what stops; "Keep the key" keeps it.
+        await publishable().getByRole('button', { name: 'Revoke' }).click();
+        await expect.poll(() => h1(page)).toBe('Revoke the last publishable key?');
+        expect(dialogs).toHaveLength(1);
+        const warning = (await page.textContent('[role=alert]')) as string;
+        expect(warning).toContain('hosted sign-in page links with pk=');
+        expect(warning).toContain('the script tag (latchkey.js) and React apps');
+        await page.screenshot({
+          path: join(ARTIFACTS, 'admin-revoke-last-publishable.png'),
+          fullPage: true,
+        });
+        await page.setViewportSize({ width: 390, height: 844 });
+        await page.screenshot({
+          path: join(ARTIFACTS, 'admin-revoke-last-publishable-phone.png'),
+          fullPage: true,
+        });
+        await page.setViewportSize({ width: 1280, height: 800 });
+        await page.getByRole('link', { name: 'Keep the key' }).click();
+        await expect.poll(() => h1(page)).toBe('API Keys');
+        const live = await app.ctx.database.db
+          .selectFrom('api_keys')
+          .select('id')
+          .where('tenant_id', '=', t.tenant.id)
+          .where('kind', '=', 'publishable')
+          .where('revoked_at', 'is', null)
+          .execute();
+        expect(live).toHaveLength(1);
+
+        // Revoked anyway: the page says nothing can sign in, and how to mend it.
+        await publishable().getByRole('button', { name: 'Revoke' }).click();
+        await page.getByRole('button', { name: 'Revoke it anyway' }).click();
+        await expect.poll(() => page.textContent('[role=status]')).toBe('The key is revoked.');
+        expect(await page.textContent('[role=alert]')).toContain(
+          'This tenant has no live publishable key',
+        );
+        // A secret key's dialog names the key and what stops.
+        await page
+          .locator('section', { has: page.locator('h2#secret-keys') })
+          .getByRole('button', { name: 'Revoke' })
+          .click();
+        await expect.poll(() => dialogs.length).toBe(2);
+        expect(dialogs[1]).toMatch(
+          /^Revoke secret key sk_test_\w{4}…\w{4}\? Servers that call the API with it are refused \(401\) at once\.$/,
+        );
+      } finally {
+        await context.close();
+      }
+    }, 60_000);
+
     it.skipIf(dialect !== 'sqlite')(
       'every page passes axe-core and is screenshotted on desktop and phone',
       async () => {
@@ -375,12 +486,24 @@ for (const dialect of DIALECTS) {
           ['social-login', `${t}/social`],
           ['social-test-result', made.testResultUrl],
           ['api-keys', `${t}/keys`],
+          ['api-keys-none-publishable', `${app.url}/admin/tenants/${made.keysTenantId}/keys`],
+          ['tenant-free-plan', `${app.url}/admin/tenants/${made.keysTenantId}`],
           ['users', `${t}/users`],
+          ['users-search', `${t}/users?q=octo`],
+          ['users-search-none', `${t}/users?q=nobody`],
           ['user', `${t}/users/${made.userId}`],
+          ['tenant-other', `${app.url}/admin/tenants/${made.otherTenantId}`],
           ['audit-log', `${app.url}/admin/audit`],
           ['outbox', `${app.url}/admin/outbox`],
-          ['not-found', `${app.url}/admin/tenants/${made.otherTenantId}`],
+          ['not-found', `${app.url}/admin/tenants/00000000-0000-4000-8000-000000000000`],
         ];
+        // A mail in the dev outbox, so that its page shows one.
+        await app.ctx.mailer.send({
+          tenantId: made.tenantId,
+          to: email('reader'),
+          subject: 'Reset your password',
+          text: `Someone asked to reset your password. Open this link within an hour:\n${app.url}/reset-password?token=example-token-for-the-screenshot\n\nIf it was not you, ignore this mail.`,
+        });
         const context = await browser.newContext({ bypassCSP: true });
         const page = await context.newPage();
         try {

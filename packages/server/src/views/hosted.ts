@@ -1,6 +1,6 @@
 import { MARKS } from '@latchkey/js/marks';
 import { defaults } from '../config/defaults.js';
-import type { Tenant } from '../modules/tenants/index.js';
+import { shownLogo, type Tenant } from '../modules/tenants/index.js';
 import { type Child, type Html, html } from './html.js';
 import { type Alert, alertBox, csrfField, documentOf, field, hiddenFields, onward } from './kit.js';
 import { DEFAULT_BRAND, hostedStyles } from './styles.js';
@@ -38,11 +38,14 @@ export interface PageContext {
 
 export function layout(ctx: PageContext, title: string, body: Child): Html {
   const brand = ctx.tenant?.branding.primaryColor ?? DEFAULT_BRAND;
-  const logo = ctx.tenant?.branding.logoUrl;
-  // The logo is decorative: the name follows as text (read once, and shown if the logo fails).
+  const logo = ctx.tenant && shownLogo(ctx.tenant);
+  // The logo stands for the tenant's name, its alt text: one that fails to load shows the
+  // name in its place (no empty band, no name twice). Without a logo, the name as text.
   const header =
     ctx.tenant &&
-    html`${logo && html`<img class="logo" src="${logo}" alt="">`}<p class="tenant">${ctx.tenant.name}</p>`;
+    (logo
+      ? html`<img class="logo" src="${logo}" alt="${ctx.tenant.name}">`
+      : html`<p class="tenant">${ctx.tenant.name}</p>`);
   return documentOf({
     title: ctx.tenant ? `${title} · ${ctx.tenant.name}` : title,
     nonce: ctx.nonce,

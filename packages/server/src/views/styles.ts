@@ -19,7 +19,7 @@ a{color:#0550ae}
 const HOSTED = `body{background:#f3f4f6}
 main{max-width:26rem;margin:2.5rem auto;padding:2rem 1.5rem;background:#fff;border-radius:12px;box-shadow:0 1px 4px rgba(0,0,0,.14)}
 @media (max-width:30rem){main{margin:0;border-radius:0;min-height:100vh;box-shadow:none}}
-.logo{display:block;max-height:3rem;max-width:12rem;margin:0 auto 1rem}
+.logo{display:block;max-height:3rem;max-width:12rem;margin:0 auto .5rem;color:#57606a;font-size:.95rem;text-align:center}
 .tenant{text-align:center;color:#57606a;margin:0 0 .25rem;font-size:.95rem}
 h1{font-size:1.5rem;line-height:1.25;margin:0 0 1.25rem;text-align:center}
 label{display:block;font-weight:600;margin:1rem 0 .3rem}
@@ -44,7 +44,8 @@ header.top a{color:#fff}
 .brand{font-weight:700;text-decoration:none}
 nav ul{list-style:none;margin:0;padding:0;display:flex;flex-wrap:wrap;gap:.25rem .9rem}
 header.top .who{margin-left:auto;display:flex;align-items:center;gap:.75rem;font-size:.9rem}
-header.top button{margin:0;padding:.3rem .7rem;background:#fff;color:#1f2328}
+header.top button{margin:0;padding:.3rem .7rem;background:#fff;color:#1f2328;white-space:nowrap}
+header.top .who span{overflow-wrap:anywhere}
 main{max-width:62rem;margin:0 auto;padding:1rem}
 main.narrow{max-width:26rem;margin:2.5rem auto;background:#fff;border:1px solid #d0d7de;border-radius:8px;padding:1.5rem}
 h1{font-size:1.6rem;margin:.5rem 0 1rem}
@@ -85,6 +86,18 @@ th,td{text-align:left;padding:.4rem .5rem;border-bottom:1px solid #d0d7de;vertic
 .preview-grid{grid-template-columns:minmax(0,3fr) minmax(0,2fr);align-items:start}
 @media (max-width:56rem){.preview-grid{grid-template-columns:minmax(0,1fr)}}
 form.card>button{display:block}
+.card>:first-child,.card>input[type=hidden]:first-child+*,.card>input[type=hidden]+input[type=hidden]+*{margin-top:0}
+td time,th,code.short{white-space:nowrap}
+.scroll+.card{margin-top:1rem}
+td form{margin:0}td button{margin:0}
+code.kind{white-space:nowrap;overflow-wrap:normal}
+.product{margin:0 0 .25rem;font-weight:700;color:#57606a;letter-spacing:.02em}
+p.label{font-weight:600;margin:.8rem 0 .25rem}
+.limits{margin:0}
+fieldset{border:1px solid #d0d7de;border-radius:6px;margin:.8rem 0 0;padding:.25rem .75rem .6rem;max-width:36rem}
+.card h3{font-size:1.05rem;margin:0 0 .25rem}
+dl.facts{display:grid;grid-template-columns:max-content minmax(0,1fr);gap:.35rem 1.25rem}
+dl.facts dt{font-weight:600}dl.facts dd{margin:0}
 @media (max-width:40rem){main{padding:.6rem}main.narrow{margin:0}header.top .who{margin-left:0}
 table,tbody,tr,td{display:block}thead{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0)}
 tr{border-bottom:2px solid #d0d7de;padding:.3rem 0}td{border:0;padding:.15rem .3rem}

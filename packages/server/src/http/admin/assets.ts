@@ -29,13 +29,15 @@ if(form){
   var name=document.getElementById('f-name'),logo=document.getElementById('f-logoUrl'),color=document.getElementById('f-primaryColor');
   var frame=document.getElementById('hosted-preview'),buttons=document.getElementById('buttons-preview');
   var base=JSON.parse(buttons.getAttribute('data-config')),unmount=null,timer=0;
+  // The rule of a save: https, and on a development tenant http://localhost or 127.0.0.1 too.
+  var logoAllowed=function(u){return u.indexOf('https://')===0||(base.environment==='development'&&/^http:\\/\\/(localhost|127\\.0\\.0\\.1)([:\\/]|$)/.test(u));};
   var values=function(){return{name:name.value,logoUrl:logo.value.trim(),primaryColor:color.value};};
   // The real buttons of latchkey.js, drawn by /admin/assets/latchkey-preview.js.
   var drawButtons=function(){
     if(!window.LatchkeyPreview)return;
     var v=values(),config=JSON.parse(JSON.stringify(base));
     config.name=v.name.trim()||base.name;
-    config.branding={logoUrl:v.logoUrl.indexOf('https://')===0?v.logoUrl:null,primaryColor:/^#[0-9a-fA-F]{6}$/.test(v.primaryColor)?v.primaryColor:null};
+    config.branding={logoUrl:logoAllowed(v.logoUrl)?v.logoUrl:null,primaryColor:/^#[0-9a-fA-F]{6}$/.test(v.primaryColor)?v.primaryColor:null};
     if(unmount)unmount();else buttons.textContent='';
     unmount=window.LatchkeyPreview(buttons,config);
   };

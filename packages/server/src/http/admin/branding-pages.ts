@@ -4,7 +4,12 @@ import { LatchkeyError, validationFailed } from '../../errors/index.js';
 import { auditChange, tenantForAdmin } from '../../modules/admin/index.js';
 import { listKeys } from '../../modules/keys/index.js';
 import { enabledProviders } from '../../modules/social/index.js';
-import { checkTenantUpdate, type Tenant, updateTenant } from '../../modules/tenants/index.js';
+import {
+  checkTenantUpdate,
+  logoProblem,
+  type Tenant,
+  updateTenant,
+} from '../../modules/tenants/index.js';
 import { brandingPage } from '../../views/admin/branding.js';
 import { messagePage, signInPage } from '../../views/hosted.js';
 import type { AppContext } from '../context.js';
@@ -29,18 +34,28 @@ const asInput = (form: BrandingForm) => ({
   primaryColor: form.primaryColor || null,
 });
 
-/** The rules of a save: the tenant's own, and https even on development tenants (a logo is public). */
+/**
+ * The rules of a save, the tenant's own: a logo is https, or on a development tenant also
+ * http://localhost or http://127.0.0.1 (a logo served by the developer's machine).
+ */
 function checkBranding(tenant: Tenant, form: BrandingForm): void {
-  if (form.logoUrl && !form.logoUrl.startsWith('https://'))
+  if (form.logoUrl && logoProblem(form.logoUrl, tenant.environment))
     throw validationFailed([
       {
         path: '/logoUrl',
         code: 'logo_url_invalid',
-        message: 'The Logo URL must start with https://',
+        message:
+          tenant.environment === 'development'
+            ? 'The Logo URL must start with https:// (or http://localhost or http://127.0.0.1 on this development tenant)'
+            : 'The Logo URL must start with https:// (a production tenant shows no http logo)',
       },
     ]);
   checkTenantUpdate(tenant, asInput(form));
 }
+
+/** Where the Branding page's own preview of the buttons may load a typed logo from. */
+export const logoSources = (tenant: Tenant) =>
+  tenant.environment === 'development' ? 'https: http://localhost:* http://127.0.0.1:*' : 'https:';
 
 /** Branding: name, logo and colour, with a live preview of the hosted page and the buttons. */
 export function brandingPages(scope: FastifyInstance, ctx: AppContext) {
@@ -70,8 +85,8 @@ export function brandingPages(scope: FastifyInstance, ctx: AppContext) {
         hostedUrl: await hostedUrl(tenant),
         ...extra,
       }),
-      // The buttons' preview shows any https logo as it is typed; the hosted one is a frame.
-      { img: 'https:', frames: "'self'" },
+      // The buttons' preview shows any logo a save allows as it is typed; the hosted one is a frame.
+      { img: logoSources(tenant), frames: "'self'" },
     );
 
   typed(scope).get(

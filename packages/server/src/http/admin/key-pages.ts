@@ -10,7 +10,7 @@ import {
 } from '../../modules/admin/index.js';
 import { createKey, listKeys, revokeKey, SCOPES } from '../../modules/keys/index.js';
 import type { Tenant } from '../../modules/tenants/index.js';
-import { keysPage } from '../../views/admin/keys.js';
+import { keysPage, revokeLastPublishablePage } from '../../views/admin/keys.js';
 import type { AppContext } from '../context.js';
 import { formField } from '../form-body.js';
 import { seeOther } from '../pages/respond.js';
@@ -39,7 +39,10 @@ export async function checkReauth(ctx: AppContext, request: FastifyRequest, sess
   }
 }
 
-/** API Keys: create (the secret shown once), list by prefix and last four, revoke. */
+/**
+ * API Keys: publishable and secret keys in groups; create either (a secret shown once),
+ * revoke (the last live publishable key only after a page that says what stops working).
+ */
 export function keyPages(scope: FastifyInstance, ctx: AppContext) {
   const db = ctx.database.db;
   const render = async (
@@ -77,20 +80,30 @@ export function keyPages(scope: FastifyInstance, ctx: AppContext) {
     async (request, reply) => {
       const session = signedIn(request);
       const tenant = await tenantForAdmin(db, session.admin, request.params.tenantId);
-      const refused = await checkReauth(ctx, request, session);
-      if (refused) return render(request, reply, tenant, 403, { alert: refused });
+      const kind = formField(request.body, 'kind', 20) === 'publishable' ? 'publishable' : 'secret';
+      // A secret key is shown in this answer: the password again if the sign-in is old.
+      // A publishable key is public (listed in full), so it needs no more than the session.
+      if (kind === 'secret') {
+        const refused = await checkReauth(ctx, request, session);
+        if (refused) return render(request, reply, tenant, 403, { alert: refused });
+      }
       const scopes = SCOPES.filter((s) => formField(request.body, `scope_${s}`) === 'on');
       try {
         const { key, plaintext } = await createKey(db, tenant.id, {
-          kind: 'secret',
-          scopes,
+          kind,
+          scopes: kind === 'secret' ? scopes : undefined,
           name: formField(request.body, 'keyName', 100) || undefined,
         });
         await auditChange(db, session.admin, {
           tenantId: tenant.id,
           kind: 'key_created',
-          detail: { keyId: key.id, key: key.display, scopes: key.scopes },
+          detail:
+            kind === 'secret'
+              ? { keyId: key.id, key: key.display, scopes: key.scopes }
+              : { keyId: key.id, key: key.publishableKey, kind },
         });
+        if (kind === 'publishable')
+          return seeOther(reply, `/admin/tenants/${tenant.id}/keys?done=publishable-created`);
         // Shown in this answer only: no redirect, so the key is in no URL and no later page.
         return render(request, reply, tenant, 201, { created: plaintext });
       } catch (error) {
@@ -106,6 +119,22 @@ export function keyPages(scope: FastifyInstance, ctx: AppContext) {
       const { admin } = signedIn(request);
       const { tenantId, keyId } = request.params;
       const tenant = await tenantForAdmin(db, admin, tenantId);
+      // The last live publishable key: first a page that says what stops working.
+      const keys = await listKeys(db, tenant.id);
+      const target = keys.find((k) => k.id === keyId);
+      const livePublishable = keys.filter((k) => k.kind === 'publishable' && !k.revokedAt);
+      if (
+        target?.kind === 'publishable' &&
+        !target.revokedAt &&
+        livePublishable.length === 1 &&
+        formField(request.body, 'confirm', 40) !== 'last-publishable'
+      ) {
+        return sendAdminPage(
+          reply,
+          200,
+          revokeLastPublishablePage({ viewer: viewer(request, reply), tenant, key: target }),
+        );
+      }
       const key = await revokeKey({ db, bus: ctx.bus }, tenant.id, keyId);
       await auditChange(db, admin, {
         tenantId: tenant.id,

@@ -59,6 +59,7 @@ const NOTICES: Record<string, string> = {
   saved: 'Saved.',
   created: 'Created.',
   revoked: 'The key is revoked.',
+  'publishable-created': 'A new publishable key is created: it is listed under Publishable keys.',
   disabled: 'The user is disabled and signed out everywhere.',
   enabled: 'The user is enabled.',
   deleted: 'The user is deleted.',

@@ -4,7 +4,7 @@ import { LatchkeyError } from '../../errors/index.js';
 import { auditChange, tenantForAdmin, visibleTenants } from '../../modules/admin/index.js';
 import { listKeys } from '../../modules/keys/index.js';
 import { openTenant } from '../../modules/provisioning/index.js';
-import { type TenantInput, updateTenant } from '../../modules/tenants/index.js';
+import { type Tenant, type TenantInput, updateTenant } from '../../modules/tenants/index.js';
 import { tenantPage, tenantsPage } from '../../views/admin/tenants.js';
 import type { AppContext } from '../context.js';
 import { formField } from '../form-body.js';
@@ -19,8 +19,16 @@ const numberField = (body: unknown, name: string) => {
   return raw === '' ? undefined : /^\d+$/.test(raw) ? Number(raw) : Number.NaN;
 };
 
-/** The settings form as the tenants service's input (the same rules as the CLI). */
-function settingsInput(body: unknown, superuser: boolean): Omit<TenantInput, 'environment'> {
+/**
+ * The settings form as the tenants service's input (the same rules as the CLI). Custom
+ * limits are an enterprise plan's: a form that carries them for a tenant on another plan
+ * is passed on, and the service refuses it (limits_need_enterprise), rather than dropped.
+ */
+function settingsInput(
+  body: unknown,
+  superuser: boolean,
+  tenant: Tenant,
+): Omit<TenantInput, 'environment'> {
   const plan = formField(body, 'plan', 20) as Plan;
   const input: Omit<TenantInput, 'environment'> = {
     name: formField(body, 'name', 200),
@@ -29,14 +37,15 @@ function settingsInput(body: unknown, superuser: boolean): Omit<TenantInput, 'en
     requireEmailVerification: formField(body, 'requireEmailVerification') === 'on',
     passwordEnabled: formField(body, 'passwordEnabled') === 'on',
   };
+  const limits = { rps: numberField(body, 'rps'), rpm: numberField(body, 'rpm') };
+  const sent = limits.rps !== undefined || limits.rpm !== undefined;
   // Plans and limits are the operator's: a tenant-bound admin cannot change them.
-  if (superuser) {
-    input.plan = plan;
-    if (plan === 'enterprise') {
-      input.rps = numberField(body, 'rps');
-      input.rpm = numberField(body, 'rpm');
-    }
-  }
+  if (superuser) input.plan = plan;
+  // Limits count on an enterprise tenant (a superuser's form), and are refused by the
+  // service for a tenant that is not one; an enterprise tenant moved to another plan
+  // drops its custom limits (its old form still carries them).
+  if ((superuser && plan === 'enterprise') || (sent && tenant.plan !== 'enterprise'))
+    Object.assign(input, limits);
   return input;
 }
 
@@ -116,7 +125,7 @@ export function tenantPages(scope: FastifyInstance, ctx: AppContext) {
     async (request, reply) => {
       const { admin } = signedIn(request);
       const tenant = await tenantForAdmin(db, admin, request.params.tenantId);
-      const input = settingsInput(request.body, admin.superuser);
+      const input = settingsInput(request.body, admin.superuser, tenant);
       try {
         const updated = await updateTenant({ db, bus: ctx.bus }, tenant.id, input);
         await auditChange(db, admin, {

@@ -27,12 +27,12 @@ export function userPages(scope: FastifyInstance, ctx: AppContext) {
     withParams(TenantParams),
     async (request, reply) => {
       const tenant = await tenantForAdmin(db, signedIn(request).admin, request.params.tenantId);
-      const email = formField(request.query, 'email', defaults.email.maxLength).trim();
+      const query = formField(request.query, 'q', defaults.email.maxLength).trim();
       let alert = noticeOf(request);
       let found: { data: User[]; nextCursor: string | null } = { data: [], nextCursor: null };
       try {
         found = await listUsers(db, tenant.id, {
-          email: email || undefined,
+          query: query || undefined,
           limit: defaults.admin.pageSize,
         });
       } catch (error) {
@@ -44,7 +44,7 @@ export function userPages(scope: FastifyInstance, ctx: AppContext) {
         usersPage({
           viewer: viewer(request, reply),
           tenant,
-          email,
+          query,
           users: found.data,
           more: found.nextCursor !== null,
           alert,

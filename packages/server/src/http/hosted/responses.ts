@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Tenant } from '../../modules/tenants/index.js';
+import { shownLogo, type Tenant } from '../../modules/tenants/index.js';
 import { messagePage, type PageContext } from '../../views/hosted.js';
 import type { Html } from '../../views/html.js';
 import { sendHtml } from '../pages/respond.js';
@@ -18,7 +18,9 @@ export const pageContext = (request: FastifyRequest): PageContext => ({
 
 /** A hosted page: no script at all, the tenant's logo, and forms that may lead to `formTo`. */
 export function sendPage(reply: FastifyReply, status: number, page: Html, formTo: string[] = []) {
-  const logo = reply.request.pageTenant?.branding.logoUrl;
+  // Only a logo its environment allows (an http://localhost one on development tenants only).
+  const tenant = reply.request.pageTenant;
+  const logo = tenant && shownLogo(tenant);
   return sendHtml(reply, status, page, {
     img: logo ? new URL(logo).origin : undefined,
     formTo,

@@ -70,6 +70,7 @@ export async function passwordPost(ctx: AppContext, request: FastifyRequest, rep
     email: formField(request.body, 'email', defaults.email.maxLength),
     password: formField(request.body, 'password', defaults.password.maxLength),
     ip: request.ip,
+    userAgent: request.headers['user-agent'],
     previousCookie: currentBrowserCookie(ctx, request, h),
   };
   return { h, input };
@@ -104,6 +105,7 @@ export async function finishSignIn(
 ) {
   const signedIn = await signInBrowser(hostedDeps(ctx), h, user, {
     ip: request.ip,
+    userAgent: request.headers['user-agent'],
     previousCookie: currentBrowserCookie(ctx, request, h),
     returning,
   });

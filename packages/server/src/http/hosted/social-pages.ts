@@ -200,6 +200,7 @@ export function socialPages(scope: FastifyInstance, ctx: AppContext) {
       const profile = await finish(h.tenant, flow);
       const signedIn = await signInWithProvider(hostedDeps(ctx), h, provider, profile, {
         ip: request.ip,
+        userAgent: request.headers['user-agent'],
         previousCookie: currentBrowserCookie(ctx, request, h),
       });
       return redirectSignedIn(ctx, reply, h, signedIn);

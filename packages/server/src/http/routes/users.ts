@@ -23,6 +23,12 @@ const ListQuery = Type.Object(
         description: 'Exact address, matched case-insensitively',
       }),
     ),
+    query: Type.Optional(
+      Type.String({
+        maxLength: defaults.email.maxLength,
+        description: 'Part of an address or a name, matched in any case',
+      }),
+    ),
     limit: Type.Optional(
       Type.String({
         pattern: '^(100|[1-9][0-9]?)$',
@@ -90,6 +96,7 @@ export function userRoutes(server: FastifyInstance, ctx: AppContext) {
       const q = request.query;
       return listUsers(db, authOf(request).tenant.id, {
         email: q.email,
+        query: q.query,
         cursor: q.cursor,
         limit: q.limit === undefined ? undefined : Number(q.limit),
       });

@@ -39,6 +39,8 @@ export interface BrowserSignIn {
 
 export interface BrowserMeta {
   ip: string;
+  /** The browser's User-Agent, kept with the session it opens (the admin area shows it). */
+  userAgent?: string | undefined;
   /** The browser's current hosted-session cookie, ended when a new one starts. */
   previousCookie: string | undefined;
   /**
@@ -90,7 +92,12 @@ async function browserSessionIn(
   user: User,
   meta: BrowserMeta,
 ): Promise<{ opened: OpenedSession; cookie: string }> {
-  const open = () => deps.sessions.openIn(tx, h.tenant, user, { channel: 'browser', ip: meta.ip });
+  const open = () =>
+    deps.sessions.openIn(tx, h.tenant, user, {
+      channel: 'browser',
+      ip: meta.ip,
+      userAgent: meta.userAgent,
+    });
   const current = meta.returning ? meta.previousCookie : undefined;
   if (current) {
     const bound = await browserSessionBinding(tx.db, h.tenant.id, current);

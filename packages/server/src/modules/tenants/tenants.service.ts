@@ -95,6 +95,26 @@ export function schemeProblem(url: URL, environment: Environment): string | null
   return null;
 }
 
+/**
+ * What is wrong with a logo URL, or null: the scheme rule of origins (https; http only for
+ * localhost and 127.0.0.1 on development tenants), since a logo is fetched by every visitor.
+ */
+export function logoProblem(logoUrl: string, environment: Environment): string | null {
+  let url: URL;
+  try {
+    url = new URL(logoUrl);
+  } catch {
+    return 'is not an absolute URL';
+  }
+  return schemeProblem(url, environment);
+}
+
+/** The tenant's logo as its pages may show it (and their CSP allow it), or null. */
+export const shownLogo = (tenant: Pick<Tenant, 'branding' | 'environment'>): string | null => {
+  const logo = tenant.branding.logoUrl;
+  return logo && !logoProblem(logo, tenant.environment) ? logo : null;
+};
+
 /** Whether `origin` (an Origin header, or a redirect URL's origin) is one of the tenant's. */
 export function isAllowedOrigin(tenant: Pick<Tenant, 'allowedOrigins'>, origin: string): boolean {
   return tenant.allowedOrigins.includes(origin);
@@ -182,18 +202,15 @@ function validateInput(input: TenantInput, environment: Environment, creating: b
       });
   });
   if (input.logoUrl) {
-    let url: URL | undefined;
-    try {
-      url = new URL(input.logoUrl);
-    } catch {}
-    const ok =
-      url &&
-      (url.protocol === 'https:' || (url.protocol === 'http:' && environment === 'development'));
-    if (!ok || input.logoUrl.length > defaults.tenants.logoUrlMaxLength) {
+    if (
+      logoProblem(input.logoUrl, environment) ||
+      input.logoUrl.length > defaults.tenants.logoUrlMaxLength
+    ) {
       errors.push({
         path: '/logoUrl',
         code: 'logo_url_invalid',
-        message: 'logo URL must be https (http only on development tenants)',
+        message:
+          'logo URL must be https (http only for localhost and 127.0.0.1 on development tenants)',
       });
     }
   }

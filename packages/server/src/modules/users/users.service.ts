@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import { defaults } from '../../config/defaults.js';
 import { type FieldError, LatchkeyError, validationFailed } from '../../errors/index.js';
 import {
@@ -46,6 +46,8 @@ export async function getUser(db: Kysely<Schema>, tenantId: string, id: string):
 
 export interface ListUsersInput {
   email?: string;
+  /** Part of an address or a name, any case (the admin area's search). */
+  query?: string;
   limit?: number;
   cursor?: string;
 }
@@ -72,6 +74,7 @@ export async function listUsers(
   const limit = input.limit ?? defaults.users.pageSize;
   const rows = await listUserRows(db, tenantId, {
     emailKey: input.email === undefined ? undefined : emailKey(input.email.trim()),
+    contains: input.query?.trim() || undefined,
     after: input.cursor ? decodeCursor(input.cursor) : undefined,
     limit: limit + 1,
   });
@@ -225,10 +228,26 @@ export async function findUserById(
 export async function listUserRows(
   db: Kysely<Schema>,
   tenantId: string,
-  options: { emailKey?: string; after?: { createdAt: number; id: string }; limit: number },
+  options: {
+    emailKey?: string;
+    /** Part of the address or the name, matched in any case. */
+    contains?: string;
+    after?: { createdAt: number; id: string };
+    limit: number;
+  },
 ): Promise<UserRow[]> {
   let query = db.selectFrom('users').selectAll().where('tenant_id', '=', tenantId);
   if (options.emailKey !== undefined) query = query.where('email_key', '=', options.emailKey);
+  if (options.contains !== undefined) {
+    // LIKE's own characters (and the escape) are matched as typed, on both databases.
+    const pattern = `%${options.contains.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+    query = query.where((eb) =>
+      eb.or([
+        sql<boolean>`lower(${eb.ref('email')}) like ${pattern} escape '\\'`,
+        sql<boolean>`lower(${eb.ref('name')}) like ${pattern} escape '\\'`,
+      ]),
+    );
+  }
   const after = options.after;
   if (after) {
     query = query.where((eb) =>

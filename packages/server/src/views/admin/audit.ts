@@ -52,7 +52,7 @@ ${select({ name: 'kind', label: 'Kind', options: [['', 'All kinds'], ...AUDIT_KI
     when(ev.createdAt),
     ev.tenantId ? (names.get(ev.tenantId) ?? ev.tenantId) : '—',
     ev.actor ?? (ev.kind.includes('sign_in') ? 'system' : 'user'),
-    html`<code>${ev.kind}</code>`,
+    html`<code class="kind">${ev.kind}</code>`,
     html`<span class="mono">${detailText(ev.detail)}</span>`,
   ]);
   return layout({

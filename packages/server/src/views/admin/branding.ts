@@ -14,6 +14,7 @@ export function brandingPage(p: {
   alert?: Alert;
 }): Html {
   const t = p.tenant;
+  const dev = t.environment === 'development';
   const values = p.form ?? {
     name: t.name,
     logoUrl: t.branding.logoUrl ?? '',
@@ -42,7 +43,7 @@ export function brandingPage(p: {
 <script nonce="${p.viewer.nonce}" src="/admin/assets/latchkey-preview.js"></script>`;
   const form = html`<form id="branding" method="post" action="${tenantPath(t.id, 'branding')}" class="card">${csrfField(p.viewer.csrf)}
 ${field({ name: 'name', label: 'Name', value: values.name, required: true })}
-${field({ name: 'logoUrl', label: 'Logo URL', type: 'url', value: values.logoUrl, hint: 'https only; shown above the sign-in form. Empty: no logo.', attrs: { pattern: 'https://.*' } })}
+${field({ name: 'logoUrl', label: 'Logo URL', type: 'url', value: values.logoUrl, hint: dev ? 'https, or http://localhost and http://127.0.0.1 on this development tenant; shown above the sign-in form. Empty: no logo.' : 'https only; shown above the sign-in form. Empty: no logo.', attrs: { pattern: dev ? 'https://.*|http://(localhost|127\\.0\\.0\\.1)(:.*|/.*)?' : 'https://.*' } })}
 ${field({ name: 'primaryColor', label: 'Primary color', type: 'color', value: color })}
 <button type="submit">Save branding</button></form>`;
   const open =

@@ -91,6 +91,6 @@ export function barePage(nonce: string, title: string, body: Child, head?: Html)
     styles: ADMIN_STYLES,
     referrer: 'same-origin',
     head,
-    body: html`<main class="narrow"><h1>${title}</h1>${body}</main>`,
+    body: html`<main class="narrow"><p class="product">Latchkey admin</p><h1>${title}</h1>${body}</main>`,
   });
 }

@@ -11,7 +11,7 @@ export function signInPage(p: {
 }): Html {
   return barePage(
     p.nonce,
-    'Sign in to the admin area',
+    'Sign in',
     html`${alertBox(p.alert)}<form method="post" action="/admin/sign-in">
 ${csrfField(p.csrf)}${hiddenFields({ next: p.next })}
 ${field({ name: 'email', label: 'E-mail address', type: 'email', value: p.email, required: true, autocomplete: 'username', autofocus: !p.email })}

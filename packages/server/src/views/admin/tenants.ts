@@ -79,6 +79,24 @@ function snippets(tenant: Tenant, authUrl: string, publishableKey: string | unde
   );
 }
 
+/**
+ * Rate limits: editable by a superuser on an enterprise tenant; otherwise the plan's
+ * fixed limits, read-only (the server refuses custom limits on other plans too).
+ */
+function limitsFields(t: Tenant, superuser: boolean): Html {
+  if (superuser && t.plan === 'enterprise')
+    return html`${field({ name: 'rps', label: 'Custom limit: requests per second', type: 'number', value: t.limits.rps, hint: 'Enterprise plan: empty for the plan default.', attrs: { min: 1, max: defaults.tenants.customRateMax.rps } })}
+${field({ name: 'rpm', label: 'Custom limit: requests per minute', type: 'number', value: t.limits.rpm, attrs: { min: 1, max: defaults.tenants.customRateMax.rpm } })}`;
+  const why =
+    t.plan === 'enterprise'
+      ? 'Set by a superuser.'
+      : superuser
+        ? 'Custom limits are for the enterprise plan: choose Enterprise above and save, then set them here.'
+        : `The ${t.plan} plan's limits; custom limits come with the enterprise plan.`;
+  return html`<p class="label" id="limits-label">Rate limits</p>
+<p class="limits" aria-describedby="limits-hint"><span id="f-rps-value">${t.limits.rps}</span> requests per second, <span id="f-rpm-value">${t.limits.rpm}</span> per minute</p><p class="hint" id="limits-hint">${why}</p>`;
+}
+
 export function tenantPage(p: {
   viewer: Viewer;
   tenant: Tenant;
@@ -89,13 +107,12 @@ export function tenantPage(p: {
   const t = p.tenant;
   const body = html`<section class="card"><h2>Keys for your app</h2>
 ${copyable('Tenant id', t.id, 'tenant-id')}
-${p.publishableKey ? copyable('Publishable key', p.publishableKey, 'publishable-key') : html`<p>No live publishable key: create one in API Keys.</p>`}
+${p.publishableKey ? copyable('Publishable key', p.publishableKey, 'publishable-key') : html`<p>No live publishable key: the hosted page, the script tag and React apps cannot sign anyone in. <a href="${tenantPath(t.id, 'keys')}">Create one in API Keys</a>.</p>`}
 </section>
 <section><h2>Settings</h2><form method="post" action="${tenantPath(t.id)}" class="card">${csrfField(p.viewer.csrf)}
 ${field({ name: 'name', label: 'Name', value: t.name, required: true })}
 ${select({ name: 'plan', label: 'Plan', options: p.viewer.superuser ? PLANS : [t.plan], value: t.plan })}
-${field({ name: 'rps', label: 'Custom limit: requests per second', type: 'number', value: t.limits.rps, hint: 'Enterprise plan only; other plans use their fixed limits.', attrs: { min: 1, max: defaults.tenants.customRateMax.rps } })}
-${field({ name: 'rpm', label: 'Custom limit: requests per minute', type: 'number', value: t.limits.rpm, attrs: { min: 1, max: defaults.tenants.customRateMax.rpm } })}
+${limitsFields(t, p.viewer.superuser)}
 ${textarea({ name: 'allowedOrigins', label: 'Allowed origins', value: t.allowedOrigins.join('\n'), hint: 'One origin per line, e.g. https://app.example.com. http only for localhost on development tenants.' })}
 ${field({ name: 'accessTokenTtl', label: 'Token lifetime (seconds)', type: 'number', value: t.accessTokenTtl, attrs: { min: defaults.tenants.accessTokenTtlSeconds.min, max: defaults.tenants.accessTokenTtlSeconds.max } })}
 ${checkbox({ name: 'requireEmailVerification', label: 'Require e-mail verification', checked: t.requireEmailVerification })}

@@ -5,11 +5,13 @@ import type { User } from '../../modules/users/index.js';
 import { type Html, html } from '../html.js';
 import { type Alert, actionButton, field, table, when } from '../kit.js';
 import { layout, tenantPath, type Viewer } from './layout.js';
+import { browserLabel } from './user-agent.js';
 
 export function usersPage(p: {
   viewer: Viewer;
   tenant: Tenant;
-  email: string;
+  /** What was searched for: part of an address or a name. */
+  query: string;
   users: User[];
   more: boolean;
   alert?: Alert;
@@ -23,7 +25,7 @@ export function usersPage(p: {
     when(u.createdAt),
   ]);
   const search = html`<form method="get" action="${base}" class="card" role="search">
-${field({ name: 'email', label: 'E-mail address', type: 'email', value: p.email, hint: 'The exact address (case does not matter). Empty: the oldest users.' })}
+${field({ name: 'q', label: 'E-mail or name', type: 'search', value: p.query, hint: 'Part of an address or a name, in any case. Empty: the oldest users.' })}
 <button type="submit">Search</button></form>`;
   return layout({
     viewer: p.viewer,
@@ -31,8 +33,15 @@ ${field({ name: 'email', label: 'E-mail address', type: 'email', value: p.email,
     top: 'tenants',
     tenant: { tenant: p.tenant, section: 'users' },
     alert: p.alert,
-    body: html`${search}${table('Users', ['E-mail', 'Name', 'State', 'Verified', 'Created'], rows)}${p.more && html`<p>Only the first page is shown: search by e-mail to find someone.</p>`}`,
+    body: html`${search}${p.query && p.users.length === 0 ? html`<p>No user's address or name contains &ldquo;${p.query}&rdquo;.</p>` : table('Users', ['E-mail', 'Name', 'State', 'Verified', 'Created'], rows)}${p.more && html`<p>Only the first page is shown: search to find someone.</p>`}`,
   });
+}
+
+/** The browser of a session ("Chrome 131 on macOS"), else the start of what its client sent. */
+function sessionClient(userAgent: string | null): Html | string {
+  const label = browserLabel(userAgent);
+  if (label) return html`<span title="${userAgent ?? ''}">${label}</span>`;
+  return userAgent ? html`<span class="mono">${userAgent.slice(0, 60)}</span>` : html`&mdash;`;
 }
 
 export function userPage(p: {
@@ -46,7 +55,7 @@ export function userPage(p: {
   const u = p.user;
   const base = `${tenantPath(p.tenant.id, 'users')}/${u.id}`;
   const csrf = p.viewer.csrf;
-  const facts = html`<dl class="card">
+  const facts = html`<dl class="card facts">
 <dt>Id</dt><dd><code>${u.id}</code></dd>
 <dt>Name</dt><dd>${u.name ?? '—'}</dd>
 <dt>State</dt><dd>${u.disabled ? 'disabled' : 'active'}</dd>
@@ -85,8 +94,12 @@ ${actionButton(csrf, `${base}/delete`, 'Delete', { danger: true, confirm: 'Delet
       when(s.createdAt),
       when(s.lastUsedAt),
       html`<code>${s.ip ?? '—'}</code>`,
-      (s.userAgent ?? '—').slice(0, 80),
-      s.revokedAt ? `revoked (${s.revokedReason ?? ''})` : 'live',
+      sessionClient(s.userAgent),
+      s.revokedAt
+        ? s.revokedReason && s.revokedReason !== 'revoked'
+          ? `ended (${s.revokedReason.replaceAll('_', ' ')})`
+          : 'revoked'
+        : 'live',
       !s.revokedAt &&
         actionButton(csrf, `${base}/sessions/${s.id}/revoke`, 'Revoke', { danger: true }),
     ]),
