@@ -3,6 +3,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { updateTenant } from '../src/modules/tenants/index.js';
 import {
+  browserSignIn,
   DIALECTS,
   email,
   json,
@@ -324,5 +325,110 @@ describe.each(DIALECTS)('browser endpoints on %s', (dialect) => {
       refreshToken: server.refreshToken,
     });
     expect(refreshed.status).toBe(200);
+  });
+
+  const profileOf = (
+    accessToken: string | undefined,
+    origin: string | null = ORIGIN,
+    pk = t.publishableKey,
+  ) =>
+    app.request('/v1/client/user', {
+      headers: {
+        'x-latchkey-publishable-key': pk,
+        ...(accessToken === undefined ? {} : { authorization: `Bearer ${accessToken}` }),
+        ...(origin === null ? {} : { origin }),
+      },
+    });
+
+  /** A browser's session of a new user signed up with `profile`. */
+  async function browserUser(profile: Record<string, unknown>, tenant = t) {
+    const credentials = { email: email(), password: PASSWORD };
+    const up = await postJson(app, '/v1/auth/sign-up', tenant.secretKey, {
+      ...credentials,
+      ...profile,
+    });
+    expect(up.status).toBe(201);
+    return {
+      ...(await browserSignIn(app, tenant, credentials, ORIGIN)),
+      email: credentials.email,
+      userId: (await json(up)).userId as string,
+    };
+  }
+
+  it('GET /v1/client/user answers the profile: name, and of the metadata only metadata.public', async () => {
+    const s = await browserUser({
+      name: 'Ada Lovelace',
+      metadata: { public: { plan: 'pro', theme: 'dark' }, stripeCustomer: 'cus_secret' },
+    });
+    const res = await profileOf(s.accessToken);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('access-control-allow-origin')).toBe(ORIGIN);
+    expect(res.headers.get('ratelimit')).toBeTruthy();
+    const body = await json(res);
+    expect(body).toEqual({
+      id: s.userId,
+      email: s.email,
+      emailVerified: false,
+      name: 'Ada Lovelace',
+      picture: null,
+      publicMetadata: { plan: 'pro', theme: 'dark' },
+      createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+    });
+    expect(JSON.stringify(body)).not.toContain('cus_secret');
+
+    // No name, and a `public` that is not an object: nothing of the metadata shows.
+    for (const metadata of [{ public: 'yes' }, { public: ['a'] }, { public: null }, {}]) {
+      const other = await browserUser({ metadata });
+      const answer = await json(await profileOf(other.accessToken));
+      expect(answer.name).toBeNull();
+      expect(answer.publicMetadata).toEqual({});
+    }
+
+    // The preflight lets the page send its access token.
+    const preflight = await app.request('/v1/client/user', {
+      method: 'OPTIONS',
+      headers: {
+        origin: ORIGIN,
+        'access-control-request-method': 'GET',
+        'access-control-request-headers': 'authorization, x-latchkey-publishable-key',
+      },
+    });
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers.get('access-control-allow-methods')).toBe('GET');
+    expect(preflight.headers.get('access-control-allow-headers')).toContain('authorization');
+  });
+
+  it('GET /v1/client/user refuses a missing, forged, ended or foreign token with 401', async () => {
+    const s = await browserUser({ name: 'Grace Hopper' });
+    const refusedWith401 = async (res: Response) => {
+      expect(res.status).toBe(401);
+      expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+      expect(res.headers.get('www-authenticate')).toBe(
+        'Bearer realm="latchkey", error="invalid_token"',
+      );
+      const problem = await json(res);
+      expect(problem.code).toBe('unauthorized');
+      expect(JSON.stringify(problem)).not.toContain(s.accessToken);
+    };
+    await refusedWith401(await profileOf(undefined));
+    await refusedWith401(await profileOf('not-a-token'));
+    const [head, payload] = s.accessToken.split('.');
+    await refusedWith401(await profileOf(`${head}.${payload}.${'A'.repeat(342)}`));
+
+    // Another tenant's token, with this tenant's key: never this tenant's user.
+    const other = await app.tenant({ allowedOrigins: [ORIGIN] });
+    const foreign = await browserUser({ name: 'Someone Else' }, other);
+    await refusedWith401(await profileOf(foreign.accessToken));
+    expect((await profileOf(foreign.accessToken, ORIGIN, other.publishableKey)).status).toBe(200);
+
+    // Only from allowed origins, and only from browsers (which send Origin).
+    expect((await profileOf(s.accessToken, 'https://evil.example')).status).toBe(403);
+    expect((await profileOf(s.accessToken, null)).status).toBe(403);
+    expect((await profileOf(s.accessToken, ORIGIN, t.secretKey)).status).toBe(403);
+
+    // Signed out: the token is inactive at once.
+    expect((await profileOf(s.accessToken)).status).toBe(200);
+    expect((await signOut(s.refreshToken as string)).status).toBe(204);
+    await refusedWith401(await profileOf(s.accessToken));
   });
 });
