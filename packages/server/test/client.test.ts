@@ -341,15 +341,20 @@ describe.each(DIALECTS)('browser endpoints on %s', (dialect) => {
     });
 
   /** A browser's session of a new user signed up with `profile`. */
-  async function browserUser(profile: Record<string, unknown>, tenant = t) {
+  async function browserUser(
+    profile: Record<string, unknown>,
+    tenant = t,
+  ): Promise<{ accessToken: string; refreshToken: string; email: string; userId: string }> {
     const credentials = { email: email(), password: PASSWORD };
     const up = await postJson(app, '/v1/auth/sign-up', tenant.secretKey, {
       ...credentials,
       ...profile,
     });
     expect(up.status).toBe(201);
+    const tokens = await browserSignIn(app, tenant, credentials, ORIGIN);
     return {
-      ...(await browserSignIn(app, tenant, credentials, ORIGIN)),
+      accessToken: tokens.accessToken as string,
+      refreshToken: tokens.refreshToken as string,
       email: credentials.email,
       userId: (await json(up)).userId as string,
     };
@@ -428,7 +433,7 @@ describe.each(DIALECTS)('browser endpoints on %s', (dialect) => {
 
     // Signed out: the token is inactive at once.
     expect((await profileOf(s.accessToken)).status).toBe(200);
-    expect((await signOut(s.refreshToken as string)).status).toBe(204);
+    expect((await signOut(s.refreshToken)).status).toBe(204);
     await refusedWith401(await profileOf(s.accessToken));
   });
 });
