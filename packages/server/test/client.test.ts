@@ -166,7 +166,27 @@ describe.each(DIALECTS)('browser endpoints on %s', (dialect) => {
       'https://evil.example',
     );
     expect(elsewhere.status).toBe(403);
-    expect(elsewhere.headers.get('access-control-allow-origin')).toBeNull();
+    // The refusal, and only it, is readable by the page that sent it: the library can say
+    // which command allows the origin. No credentials, and the token was not used.
+    expect(elsewhere.headers.get('access-control-allow-origin')).toBe('https://evil.example');
+    expect(elsewhere.headers.get('access-control-allow-credentials')).toBeNull();
+    expect(elsewhere.headers.get('vary')).toMatch(/origin/i);
+    expect(await json(elsewhere)).toMatchObject({
+      code: 'forbidden',
+      detail: 'https://evil.example is not an allowed origin of this tenant',
+    });
+    // An unknown key's refusal too (what /public/config tells anyone anyway).
+    const unknownKey = await app.request('/v1/client/token', {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'x-latchkey-publishable-key': `pk_test_${'x'.repeat(43)}`,
+        origin: 'https://evil.example',
+      },
+      body: JSON.stringify({ grant_type: 'refresh_token', refresh_token: tokens.refreshToken }),
+    });
+    expect(unknownKey.status).toBe(401);
+    expect(unknownKey.headers.get('access-control-allow-origin')).toBe('https://evil.example');
     const preflight = await app.request('/v1/client/token', {
       method: 'OPTIONS',
       headers: { origin: ORIGIN, 'access-control-request-method': 'POST' },
@@ -274,7 +294,8 @@ describe.each(DIALECTS)('browser endpoints on %s', (dialect) => {
 
     const refused = await signOut(tokens.refreshToken, 'https://evil.example');
     expect(refused.status).toBe(403);
-    expect(refused.headers.get('access-control-allow-origin')).toBeNull();
+    expect(refused.headers.get('access-control-allow-origin')).toBe('https://evil.example');
+    expect((await json(refused)).code).toBe('forbidden');
     expect(await active()).toBe(true);
 
     const preflight = await app.request('/v1/client/sign-out', {
@@ -427,7 +448,9 @@ describe.each(DIALECTS)('browser endpoints on %s', (dialect) => {
     expect((await profileOf(foreign.accessToken, ORIGIN, other.publishableKey)).status).toBe(200);
 
     // Only from allowed origins, and only from browsers (which send Origin).
-    expect((await profileOf(s.accessToken, 'https://evil.example')).status).toBe(403);
+    const evil = await profileOf(s.accessToken, 'https://evil.example');
+    expect(evil.status).toBe(403);
+    expect(JSON.stringify(await json(evil))).not.toContain('Grace');
     expect((await profileOf(s.accessToken, null)).status).toBe(403);
     expect((await profileOf(s.accessToken, ORIGIN, t.secretKey)).status).toBe(403);
 

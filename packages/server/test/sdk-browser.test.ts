@@ -278,6 +278,37 @@ describe.skipIf(!HAVE_CHROMIUM)(
       });
     });
 
+    it('a page on an origin the tenant does not allow hears origin_not_allowed and the fix', async () => {
+      const other = await startSite(app.url);
+      try {
+        await withContext(browser, async (context) => {
+          const page = await context.newPage();
+          await page.goto(`${other.origin}/`);
+          const outcome = await page.evaluate(async (pk) => {
+            // A session this origin cannot use: the refresh is refused for the origin.
+            window.localStorage.setItem(
+              `latchkey:${pk}`,
+              JSON.stringify({ accessToken: 'a.b.c', refreshToken: 'lkr_x', expiresAt: 0 }),
+            );
+            try {
+              await window.Latchkey({ publishableKey: pk }).getToken();
+              return null;
+            } catch (error) {
+              const { code, message } = error as { code: string; message: string };
+              return { code, message };
+            }
+          }, t.publishableKey);
+          expect(outcome).toEqual({
+            code: 'origin_not_allowed',
+            message: `${other.origin} is not an allowed origin of this tenant; allow it: latchkey tenant update ID --origin ${other.origin}`,
+          });
+          expect(await cspViolations(page)).toEqual([]);
+        });
+      } finally {
+        await other.close();
+      }
+    });
+
     it('refuses a tampered state and stores nothing', async () => {
       const address = await passwordUser();
       await withContext(browser, async (context) => {

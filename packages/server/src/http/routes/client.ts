@@ -143,8 +143,14 @@ export function clientRoutes(server: FastifyInstance, ctx: AppContext) {
 
   /** The steps of every browser call: publishable key, allowed Origin, CORS, limit. */
   async function browserCall(request: FastifyRequest, reply: FastifyReply) {
-    const found = await requirePublishableKey(ctx, request);
     const origin = request.headers.origin;
+    // The sending page may read what comes back, refusals included (a 401 for its key, a 403
+    // for its origin): they hold nothing but what the page sent, nothing is done or issued
+    // before them, and without credentials no cookie rides along. So the library can say
+    // "allow it: latchkey tenant update …" instead of a bare network error. Everything past
+    // these checks is answered to allowed origins only.
+    cors(reply, origin);
+    const found = await requirePublishableKey(ctx, request);
     // Browsers send Origin on every cross-origin POST (Fetch standard, "serializing a
     // request origin"); a request without one is no browser's and gets nothing here.
     if (origin === undefined) {
@@ -153,7 +159,6 @@ export function clientRoutes(server: FastifyInstance, ctx: AppContext) {
     if (!isAllowedOrigin(found.tenant, origin)) {
       throw new LatchkeyError('forbidden', `${origin} is not an allowed origin of this tenant`);
     }
-    cors(reply, origin);
     // Browsers share a public key: count them per address, apart from the tenant's
     // secret-key budget, so that nobody holding the pk can use that up.
     const decision = await ctx.limiter.consumePlan(
