@@ -33,11 +33,13 @@ const AVATAR: CSSProperties = {
   font: `600 ${FONT}`,
   cursor: 'pointer',
 };
+/** Between the avatar and its menu. */
+const GAP = 6;
 /** Placed under the avatar by `place` below; `left: 0` until then (before the first paint). */
 const POPUP: CSSProperties = {
   position: 'absolute',
   left: 0,
-  top: 'calc(100% + 6px)',
+  top: `calc(100% + ${GAP}px)`,
   zIndex: 1000,
   boxSizing: 'border-box',
   minWidth: 220,
@@ -101,7 +103,8 @@ export function UserButton({ afterSignOutUrl }: UserButtonProps): ReactElement |
   const useBeforePaint = typeof document === 'object' ? useLayoutEffect : useEffect;
 
   // Under the avatar, centred on it where there is room, else moved in to stay on screen:
-  // the same wherever the app's layout puts the button (left, centre, right, a phone).
+  // the same wherever the app's layout puts the button (left, centre, right, a phone). Above
+  // it only when the viewport has no room below and more above (a button in a footer).
   useBeforePaint(() => {
     if (!open) return;
     const place = () => {
@@ -113,6 +116,9 @@ export function UserButton({ afterSignOutUrl }: UserButtonProps): ReactElement |
       const room = document.documentElement.clientWidth - width - EDGE;
       const left = Math.max(EDGE, Math.min(at.left + (at.width - width) / 2, room));
       menu.style.left = `${left - at.left}px`;
+      const height = menu.offsetHeight + GAP;
+      const below = document.documentElement.clientHeight - at.bottom;
+      menu.style.top = `${below < height && at.top > below ? -height : at.height + GAP}px`;
     };
     place();
     addEventListener('resize', place);

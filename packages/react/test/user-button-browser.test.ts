@@ -81,6 +81,9 @@ const LAYOUTS: Record<string, string> = {
   center: '#root{display:flex;flex-direction:column;align-items:center;text-align:center}',
   right:
     '#root{display:flex;flex-wrap:wrap;align-items:flex-start;gap:16px;flex-direction:row-reverse}',
+  // A footer: no room below the avatar, so the menu opens above it.
+  footer:
+    '#root{position:fixed;bottom:0;left:0;right:0;display:flex;flex-direction:row-reverse;align-items:flex-end;gap:16px;padding:8px}',
 };
 
 async function startSite(authUrl: string, pk: string) {
@@ -203,9 +206,16 @@ describe.skipIf(!HAVE_CHROMIUM)('@latchkey/react in Chromium', () => {
           return { left: r.left, right: r.right, top: r.top, bottom: r.bottom };
         });
         const where = `${layout}, ${size}: avatar ${JSON.stringify(a)}, menu ${JSON.stringify(m)}`;
-        // Directly below the avatar, overlapping it horizontally, all of it on screen.
-        expect(m.top, where).toBeGreaterThanOrEqual(a.bottom);
-        expect(m.top - a.bottom, where).toBeLessThanOrEqual(12);
+        // Directly below the avatar (above it in a footer), overlapping it horizontally, all
+        // of it on screen.
+        if (layout === 'footer') {
+          expect(m.bottom, where).toBeLessThanOrEqual(a.top);
+          expect(a.top - m.bottom, where).toBeLessThanOrEqual(12);
+        } else {
+          expect(m.top, where).toBeGreaterThanOrEqual(a.bottom);
+          expect(m.top - a.bottom, where).toBeLessThanOrEqual(12);
+        }
+        expect(m.top, where).toBeGreaterThanOrEqual(0);
         expect(m.left < a.right && m.right > a.left, where).toBe(true);
         expect(m.left, where).toBeGreaterThanOrEqual(0);
         expect(m.right, where).toBeLessThanOrEqual(viewport.width);
