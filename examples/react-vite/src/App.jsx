@@ -11,8 +11,23 @@ import { useEffect, useState } from 'react';
 
 const redirectUrl = `${location.origin}/callback`;
 
+/**
+ * The page's path, following history: after a sign-in LatchkeyProvider goes back to the page
+ * where it started with history.replaceState and a popstate event, as routers expect (with
+ * React Router and the like you need nothing of this).
+ */
+function usePath() {
+  const [path, setPath] = useState(location.pathname);
+  useEffect(() => {
+    const update = () => setPath(location.pathname);
+    addEventListener('popstate', update);
+    return () => removeEventListener('popstate', update);
+  }, []);
+  return path;
+}
+
 export function App() {
-  const page = { '/': Home, '/account': Account, '/callback': Callback }[location.pathname];
+  const page = { '/': Home, '/account': Account, '/callback': Callback }[usePath()];
   const Page = page || NotFound;
   return (
     <>
@@ -78,7 +93,7 @@ function Profile() {
 
   return (
     <>
-      <p>Signed in as {user.email}.</p>
+      <p>Signed in as {user.name ? `${user.name} (${user.email})` : user.email}.</p>
       <button type="button" onClick={callApi}>
         Call the API
       </button>
@@ -87,12 +102,12 @@ function Profile() {
   );
 }
 
-/** LatchkeyProvider finishes the sign-in here; then on to the account page. */
+/**
+ * LatchkeyProvider finishes the sign-in here, then goes back to the page where it started
+ * (or to its afterSignInUrl prop).
+ */
 function Callback() {
   const { isLoaded, isSignedIn, error } = useLatchkey();
-  useEffect(() => {
-    if (isSignedIn) location.replace('/account');
-  }, [isSignedIn]);
   if (!isLoaded || isSignedIn) return <p>Signing you in…</p>;
   return (
     <>

@@ -329,6 +329,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/client/user": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The signed-in user's profile, for the browser
+         * @description Publishable key (X-Latchkey-Publishable-Key) and the user's access token (Authorization: Bearer); the Origin must be an allowed origin of the tenant. An access token that introspects inactive (expired, revoked, of another tenant, its user disabled or deleted) is refused with 401. Of the user's metadata only its `public` member (when an object) is shown, as publicMetadata.
+         */
+        get: operations["getClientUser"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/auth/introspect": {
         parameters: {
             query?: never;
@@ -1713,6 +1733,64 @@ export interface operations {
             };
             /** @description Field rules failed (validation_failed, with errors[]) */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited (rate_limited), with Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getClientUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        email: string;
+                        emailVerified: boolean;
+                        name: string | null;
+                        picture: string | null;
+                        publicMetadata: {
+                            [key: string]: unknown;
+                        };
+                        /** Format: date-time */
+                        createdAt: string;
+                    };
+                };
+            };
+            /** @description Missing or wrong key (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Wrong key kind or scope (forbidden) */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -8,6 +8,7 @@ import type {
   HeadlessClient,
   LatchkeyOptions,
   LatchkeyState,
+  Profile,
   PublicConfig,
   SignedInSession,
   SignInMethod,
@@ -99,6 +100,9 @@ function createClient(pk: string, authUrl: string, kind: StorageKind): HeadlessC
   const channel =
     browser && typeof BroadcastChannel === 'function' ? new BroadcastChannel(KEY) : null;
   let tokens = read();
+  /** The signed-in user's profile (GET /v1/client/user), and the access token it was asked with. */
+  let profile: Profile | null = null;
+  let asked = '';
   let state = toState(tokens);
   /** Bumped at sign-out: an answer to a request sent before it is dropped. */
   let generation = 0;
@@ -116,8 +120,34 @@ function createClient(pk: string, authUrl: string, kind: StorageKind): HeadlessC
   }
 
   function toState(t: Tokens | null): LatchkeyState {
-    const user = t && decodeJwt(t.accessToken);
+    let user = t && decodeJwt(t.accessToken);
+    if (user && profile && profile.id === user.sub) user = Object.assign(user, profile);
     return { isLoaded: true, isSignedIn: !!user, user: user || null };
+  }
+
+  function tell(): void {
+    for (const listener of listeners.slice()) listener(state);
+  }
+
+  /**
+   * Asks for the profile with a fresh access token it has not asked with before: once after
+   * sign-in or on load, again when the tokens change. A failure (an older server, the
+   * network) leaves the token's claims alone.
+   */
+  function loadProfile(): void {
+    const token = tokens && fresh(tokens) ? tokens.accessToken : '';
+    if (!token || token === asked) return;
+    asked = token;
+    call<Profile>(authUrl, '/v1/client/user', pk, undefined, token).then(
+      (answer) => {
+        // Signed out, or newer tokens asked again, meanwhile.
+        if (asked !== token || !tokens) return;
+        profile = answer;
+        state = toState(tokens);
+        tell();
+      },
+      () => {},
+    );
   }
 
   const same = (a: Tokens | null, b: Tokens | null) =>
@@ -132,13 +162,18 @@ function createClient(pk: string, authUrl: string, kind: StorageKind): HeadlessC
   function adopt(next: Tokens | null, share: boolean): void {
     if (same(next, tokens)) return;
     const sid = state.user ? state.user.sid : undefined;
-    if (!next) generation++;
+    if (!next) {
+      generation++;
+      profile = null;
+      asked = '';
+    }
     tokens = next;
     if (next) store.set(KEY, JSON.stringify(next));
     else store.remove(KEY);
     state = toState(next);
     if (share && channel) channel.postMessage({ s: next, sid } as TabMessage);
-    for (const listener of listeners.slice()) listener(state);
+    tell();
+    loadProfile();
   }
 
   if (channel) {
@@ -232,7 +267,8 @@ function createClient(pk: string, authUrl: string, kind: StorageKind): HeadlessC
     const verifier = randomString();
     const st = randomString();
     const challenge = await s256(verifier);
-    pending.set(PENDING, JSON.stringify({ state: st, verifier }));
+    // Where the user started, to go back there after the callback.
+    pending.set(PENDING, JSON.stringify({ state: st, verifier, from: location.href }));
     const query = new URLSearchParams({
       pk,
       redirect_url: new URL(redirectUrl, location.href).href,
@@ -256,7 +292,7 @@ function createClient(pk: string, authUrl: string, kind: StorageKind): HeadlessC
         `Sign-in did not complete (${params.error_description || params.error}); start it again`,
       );
     }
-    let started: { state?: string; verifier?: string } | null = null;
+    let started: { state?: string; verifier?: string; from?: string } | null = null;
     try {
       started = JSON.parse(raw || 'null');
     } catch {}
@@ -286,9 +322,13 @@ function createClient(pk: string, authUrl: string, kind: StorageKind): HeadlessC
       throw error;
     }
     adopt(fromAnswer(answer), true);
+    // Same origin only: never a way off the site.
+    const home = `${location.origin}/`;
+    const from = started.from || '';
     return {
       user: state.user as NonNullable<LatchkeyState['user']>,
       accessToken: answer.accessToken,
+      returnTo: from.indexOf(home) ? home : from,
     };
   }
 
@@ -303,6 +343,8 @@ function createClient(pk: string, authUrl: string, kind: StorageKind): HeadlessC
     callback = finish(params);
     return callback;
   }
+
+  loadProfile();
 
   async function signOut(): Promise<void> {
     const t = tokens;

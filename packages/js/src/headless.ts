@@ -10,6 +10,7 @@ export type {
   HeadlessClient,
   LatchkeyOptions,
   LatchkeyState,
+  Profile,
   ProviderId,
   PublicConfig,
   SignedInSession,

@@ -21,33 +21,35 @@ const BY_CODE: Record<string, LatchkeyErrorCode> = {
 /** An answer without one of those codes (say, a proxy's page): a status that says it alone. */
 const BY_STATUS: Record<number, LatchkeyErrorCode> = { 429: 'rate_limited' };
 
-/** A request to the Latchkey server; problem+json answers become LatchkeyErrors. */
+/**
+ * A request to the Latchkey server; problem+json answers become LatchkeyErrors. A GET
+ * with neither body nor `token` sends no header (no preflight); with a `token` it is the
+ * user's access token.
+ */
 export async function call<T>(
   authUrl: string,
   path: string,
   publishableKey: string,
   body?: unknown,
+  token?: string,
 ): Promise<T> {
   let res: Response;
   // A request that hangs must not hold getToken() (and so the app) forever.
   const abort = new AbortController();
   const timer = setTimeout(() => abort.abort(), TIMEOUT_MS);
+  const init: RequestInit = { credentials: 'omit', signal: abort.signal };
+  if (body !== undefined || token) {
+    const headers: Record<string, string> = { 'x-latchkey-publishable-key': publishableKey };
+    if (token) headers.authorization = `Bearer ${token}`;
+    else {
+      init.method = 'POST';
+      headers['content-type'] = 'application/json';
+      init.body = JSON.stringify(body);
+    }
+    init.headers = headers;
+  }
   try {
-    res = await fetch(
-      authUrl + path,
-      body === undefined
-        ? { credentials: 'omit', signal: abort.signal }
-        : {
-            method: 'POST',
-            credentials: 'omit',
-            signal: abort.signal,
-            headers: {
-              'content-type': 'application/json',
-              'x-latchkey-publishable-key': publishableKey,
-            },
-            body: JSON.stringify(body),
-          },
-    );
+    res = await fetch(authUrl + path, init);
   } catch {
     throw new LatchkeyError(
       'network_error',

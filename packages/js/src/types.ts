@@ -13,8 +13,25 @@ export interface LatchkeyOptions {
   storage?: StorageKind;
 }
 
-/** The decoded access token payload (docs/design.md §5.1). Unverified in the browser. */
-export interface User {
+/**
+ * The user's profile, `GET /v1/client/user` (docs/design.md §18.4). Of the metadata set by
+ * your server only `metadata.public` reaches the browser, as `publicMetadata`.
+ */
+export interface Profile {
+  id: string;
+  email: string;
+  emailVerified: boolean;
+  name: string | null;
+  picture: string | null;
+  publicMetadata: Record<string, unknown>;
+  createdAt: string;
+}
+
+/**
+ * The decoded access token payload (docs/design.md §5.1), unverified in the browser, and
+ * once it has arrived (a moment after sign-in or load) the profile's fields.
+ */
+export interface User extends Partial<Profile> {
   sub: string;
   email: string;
   tid: string;
@@ -61,6 +78,8 @@ export interface PublicConfig {
 export interface SignedInSession {
   user: User;
   accessToken: string;
+  /** The page (this origin) where the sign-in started: where to send the user now. */
+  returnTo: string;
 }
 
 /** The client without the sign-in buttons: what `@latchkey/js/client` gives. */
@@ -72,6 +91,7 @@ export interface HeadlessClient {
   /** Finishes a sign-in on the redirect page; null when the URL carries no sign-in answer. */
   handleRedirectCallback(url?: string): Promise<SignedInSession | null>;
   isSignedIn(): boolean;
+  /** The token's claims, with the profile's fields once they have arrived; null when signed out. */
   getUser(): User | null;
   /** A fresh access token (refreshed when under 30 s remain), or null when signed out. */
   getToken(): Promise<string | null>;

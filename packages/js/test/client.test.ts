@@ -15,6 +15,8 @@ import {
   noContent,
   PK,
   problem,
+  profileAnswer,
+  profileRequests,
   type SentRequest,
   storeTokens,
   tokenAnswer,
@@ -40,6 +42,8 @@ afterEach(() => {
   for (const channel of channels.splice(0)) channel.close();
   vi.useRealTimers();
   vi.unstubAllGlobals();
+  // Tabs of finished tests still hear storage events: none of theirs may reach the network.
+  vi.stubGlobal('fetch', () => Promise.reject(new TypeError('The test is over')));
   vi.restoreAllMocks();
   localStorage.clear();
   sessionStorage.clear();
@@ -73,15 +77,18 @@ async function signIn(client: LatchkeyClient, sid: string) {
   return client.handleRedirectCallback(`${location.origin}/callback#code=c_${sid}&state=${state}`);
 }
 
-/** The server: code `c_{sid}` opens session sid; refresh token `rt_{sid}_{n}` gives pair n + 1. */
-function server(): SentRequest[] {
+/**
+ * The server: code `c_{sid}` opens session sid; refresh token `rt_{sid}_{n}` gives pair n + 1;
+ * the profile as `profile` answers (a server without that route by default).
+ */
+function server(profile?: Parameters<typeof fakeFetch>[1]): SentRequest[] {
   return fakeFetch((request) => {
     if (request.url === `${AUTH}/v1/client/sign-out`) return noContent();
     const { code = '', refresh_token = '' } = request.body as Record<string, string | undefined>;
     if (code) return tokenAnswer(code.slice(2), 1);
     const [, sid = '', n = ''] = /^rt_(\w+)_(\d+)$/.exec(refresh_token) ?? [];
     return tokenAnswer(sid, Number(n) + 1);
-  });
+  }, profile);
 }
 
 const stored = () => JSON.parse(localStorage.getItem(KEY) ?? 'null');
@@ -497,5 +504,146 @@ describe('error answers', () => {
       ['GET', `${AUTH}/public/config?pk=${PK}`, 'omit'],
       ['GET', `${AUTH}/public/config?pk=${PK}`, 'omit'],
     ]);
+  });
+});
+
+describe('the profile (GET /v1/client/user)', () => {
+  const named = () => profileAnswer('Ada Lovelace');
+
+  it('is asked for once on load with a fresh token, and merged into the user; listeners hear it', async () => {
+    storeTokens('s1', 1, 600_000);
+    server(named);
+    const client = await openTab();
+    const before = client.getState();
+    expect(before.user?.name).toBeUndefined();
+    const heard = await nextState(client);
+
+    expect(profileRequests).toHaveLength(1);
+    const [sent] = profileRequests as [SentRequest];
+    expect(sent.method).toBe('GET');
+    expect(sent.credentials).toBe('omit');
+    expect(sent.headers.get('authorization')).toBe(`Bearer ${accessToken('s1', 1)}`);
+    expect(sent.headers.get('x-latchkey-publishable-key')).toBe(PK);
+    expect(sent.body).toBeUndefined();
+    expect(heard).not.toBe(before);
+    expect(heard.user).toMatchObject({
+      sub: 'user_1',
+      sid: 's1',
+      id: 'user_1',
+      name: 'Ada Lovelace',
+      emailVerified: true,
+      picture: null,
+      publicMetadata: { plan: 'pro' },
+      createdAt: '2026-11-01T09:30:00.000Z',
+    });
+    expect(client.getUser()).toBe(heard.user);
+    expect(client.getState()).toBe(heard);
+  });
+
+  it('is asked for after sign-in, and again with the new token after a refresh', async () => {
+    let name = 'Ada';
+    server(() => profileAnswer(name));
+    const client = await openTab();
+    await signIn(client, 's1');
+    await vi.waitFor(() => expect(client.getUser()?.name).toBe('Ada'));
+    expect(profileRequests.map((r) => r.headers.get('authorization'))).toEqual([
+      `Bearer ${accessToken('s1', 1)}`,
+    ]);
+
+    name = 'Ada Lovelace';
+    localStorage.setItem(KEY, JSON.stringify({ ...stored(), expiresAt: Date.now() + 1000 }));
+    expect(await client.getToken()).toBe(accessToken('s1', 2));
+    await vi.waitFor(() => expect(client.getUser()?.name).toBe('Ada Lovelace'));
+    expect(client.getUser()?.n).toBe(2);
+    expect(profileRequests).toHaveLength(2);
+    // The same token is never asked with twice.
+    await client.getToken();
+    expect(profileRequests).toHaveLength(2);
+  });
+
+  it('waits for a fresh token: none is asked for on load with an expiring one', async () => {
+    storeTokens('s1', 1, 10_000);
+    const requests = server(named);
+    const client = await openTab();
+    expect(profileRequests).toEqual([]);
+    expect(requests).toEqual([]);
+    await client.getToken();
+    await vi.waitFor(() => expect(client.getUser()?.name).toBe('Ada Lovelace'));
+    expect(profileRequests[0]?.headers.get('authorization')).toBe(`Bearer ${accessToken('s1', 2)}`);
+  });
+
+  it('a server without the route, or out of reach, leaves the claims; no retry with that token', async () => {
+    storeTokens('s1', 1, 600_000);
+    server(() => {
+      throw new TypeError('Failed to fetch');
+    });
+    const client = await openTab();
+    await vi.waitFor(() => expect(profileRequests).toHaveLength(1));
+    await new Promise((r) => setTimeout(r, 0));
+    expect(client.getUser()).toMatchObject({ sub: 'user_1', email: 'ada@example.com' });
+    expect(client.getUser()?.name).toBeUndefined();
+    await client.getToken();
+    expect(profileRequests).toHaveLength(1);
+  });
+
+  it('is forgotten at sign-out; an answer that arrives after it is dropped', async () => {
+    storeTokens('s1', 1, 600_000);
+    const answer = later<Response>();
+    server(() => answer.promise);
+    const client = await openTab();
+    await vi.waitFor(() => expect(profileRequests).toHaveLength(1));
+    const listener = vi.fn();
+    client.addListener(listener);
+    await client.signOut();
+    answer.resolve(profileAnswer('Ada Lovelace'));
+    await new Promise((r) => setTimeout(r, 0));
+    expect(client.getUser()).toBeNull();
+    expect(listener).toHaveBeenCalledTimes(1);
+  });
+
+  it("is never another user's: a profile of another id is not merged", async () => {
+    storeTokens('s1', 1, 600_000);
+    server(() => profileAnswer('Someone Else', 'user_2'));
+    const client = await openTab();
+    await vi.waitFor(() => expect(profileRequests).toHaveLength(1));
+    await new Promise((r) => setTimeout(r, 0));
+    expect(client.getUser()?.name).toBeUndefined();
+  });
+});
+
+describe('handleRedirectCallback: returnTo', () => {
+  it('is the page where the sign-in started, query and all', async () => {
+    history.replaceState(null, '', '/somewhere?x=1#tab');
+    server();
+    const client = await openTab();
+    const session = await signIn(client, 's1');
+    expect(session?.returnTo).toBe(`${location.origin}/somewhere?x=1#tab`);
+  });
+
+  it("is never another origin's page: a tampered start becomes the origin's /", async () => {
+    history.replaceState(null, '', '/start');
+    server();
+    const client = await openTab();
+    let target = '';
+    vi.spyOn(location, 'assign').mockImplementation((url) => {
+      target = String(url);
+    });
+    await client.signInWith('email', { redirectUrl: '/callback' });
+    const state = new URL(target).searchParams.get('state') as string;
+    const pending = `${KEY}:pending`;
+    for (const from of [
+      'https://evil.example/',
+      `${location.origin}.evil.example/x`,
+      '//evil.example',
+    ]) {
+      const kept = JSON.parse(sessionStorage.getItem(pending) as string);
+      expect(kept.from).toBe(`${location.origin}/start`);
+      sessionStorage.setItem(pending, JSON.stringify({ ...kept, from }));
+      const session = await client.handleRedirectCallback(
+        `${location.origin}/callback#code=c_s1&state=${state}`,
+      );
+      expect(session?.returnTo).toBe(`${location.origin}/`);
+      sessionStorage.setItem(pending, JSON.stringify(kept));
+    }
   });
 });

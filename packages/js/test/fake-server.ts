@@ -19,11 +19,21 @@ export interface SentRequest {
   signal: AbortSignal | undefined;
 }
 
-/** Installs a fake `fetch` that answers with `answer`; returns the requests, in order. */
+/** The requests for the profile (GET /v1/client/user) since the last fakeFetch, in order. */
+export const profileRequests: SentRequest[] = [];
+
+/**
+ * Installs a fake `fetch` that answers with `answer`; returns the requests, in order. The
+ * profile's requests go to `profile` and `profileRequests` instead; by default it answers as
+ * a server without that route (404), so the client keeps the token's claims alone.
+ */
 export function fakeFetch(
   answer: (request: SentRequest) => Response | Promise<Response>,
+  profile: (request: SentRequest) => Response | Promise<Response> = () =>
+    problem(404, 'not_found', 'No route GET /v1/client/user'),
 ): SentRequest[] {
   const requests: SentRequest[] = [];
+  profileRequests.length = 0;
   vi.stubGlobal('fetch', async (url: string, init: RequestInit = {}) => {
     const request: SentRequest = {
       method: init.method ?? 'GET',
@@ -33,6 +43,10 @@ export function fakeFetch(
       body: typeof init.body === 'string' ? JSON.parse(init.body) : undefined,
       signal: init.signal ?? undefined,
     };
+    if (url === `${AUTH}/v1/client/user`) {
+      profileRequests.push(request);
+      return profile(request);
+    }
     requests.push(request);
     return answer(request);
   });
@@ -67,6 +81,22 @@ export function tokenAnswer(sid: string, n: number, expiresIn = 900): Response {
     expiresIn,
     refreshToken: `rt_${sid}_${n}`,
     sessionId: sid,
+  };
+  return new Response(JSON.stringify(body), {
+    headers: { 'content-type': 'application/json; charset=utf-8' },
+  });
+}
+
+/** `200` of GET /v1/client/user (packages/server/src/http/routes/client.ts): user_1's profile. */
+export function profileAnswer(name: string | null, id = 'user_1'): Response {
+  const body = {
+    id,
+    email: 'ada@example.com',
+    emailVerified: true,
+    name,
+    picture: null,
+    publicMetadata: { plan: 'pro' },
+    createdAt: '2026-11-01T09:30:00.000Z',
   };
   return new Response(JSON.stringify(body), {
     headers: { 'content-type': 'application/json; charset=utf-8' },

@@ -14,7 +14,7 @@ export interface LatchkeyContextValue {
   /** False until the browser has read storage and finished a redirect callback. */
   isLoaded: boolean;
   isSignedIn: boolean;
-  /** The decoded access token payload, or null. */
+  /** The decoded access token payload with the profile's fields once fetched (`name`, `picture`…), or null. */
   user: User | null;
   /** Why the redirect callback failed (the user cancelled, a stale link…), else null. */
   error: Error | null;
@@ -48,7 +48,10 @@ export function useLatchkey(): LatchkeyContextValue {
   return useContextOf('useLatchkey()');
 }
 
-/** The signed-in user's decoded access token payload, or null. */
+/**
+ * The signed-in user: the access token's claims and, a moment after sign-in or load, the
+ * profile (`name`, `picture`, `emailVerified`, `createdAt`, `publicMetadata`); or null.
+ */
 export function useUser(): User | null {
   return useContextOf('useUser()').user;
 }

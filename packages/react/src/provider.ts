@@ -4,6 +4,7 @@ import {
   type LatchkeyOptions,
   type LatchkeyState,
   SERVER_STATE,
+  type SignedInSession,
 } from '@latchkey/js';
 import * as React from 'react';
 import { createElement as h, type ReactNode, useEffect, useMemo, useState } from 'react';
@@ -12,6 +13,18 @@ import { LatchkeyContext, type LatchkeyContextValue } from './context.js';
 export interface LatchkeyProviderProps extends LatchkeyOptions {
   /** Where `UserButton` sends the browser after signing out (current page when unset). */
   afterSignOutUrl?: string;
+  /**
+   * Where the browser goes once the redirect callback has signed the user in: a URL of this
+   * origin (another origin is ignored). By default the page where the sign-in started.
+   */
+  afterSignInUrl?: string;
+  /**
+   * Goes to `url` after a sign-in instead of the default, e.g. with your router's
+   * `navigate(url, { replace: true })`. The default replaces the callback's history entry
+   * (`history.replaceState`) and fires `popstate`, which routers listening to the address
+   * (React Router, TanStack Router, wouter…) follow without a reload.
+   */
+  onRedirectCallback?: (url: string, session: SignedInSession) => void;
   children?: ReactNode;
 }
 
@@ -56,6 +69,19 @@ const ANSWER = /[#&](code|access_token|error)=/;
 const onServer = () =>
   Promise.reject(new Error('Latchkey runs in the browser: call this from an effect or a handler'));
 
+/** The default of `onRedirectCallback`: a client-side navigation, no reload. */
+function replaceLocation(url: string): void {
+  history.replaceState(history.state, '', url);
+  dispatchEvent(new PopStateEvent('popstate', { state: history.state }));
+}
+
+/** `url` resolved against the page, when it is of this origin; else undefined. */
+function sameOrigin(url: string | undefined): string | undefined {
+  if (!url) return undefined;
+  const resolved = new URL(url, location.href);
+  return resolved.origin === location.origin ? resolved.href : undefined;
+}
+
 /**
  * Provides the client of `publishableKey` to the hooks and components below. Every provider of
  * one key shares one client (@latchkey/js keeps one per key), so two providers, or a remount,
@@ -63,6 +89,9 @@ const onServer = () =>
  */
 export function LatchkeyProvider(props: LatchkeyProviderProps) {
   const { publishableKey, authUrl, storage, afterSignOutUrl } = props;
+  // Read when the callback finishes, not when the effect starts: the latest props win.
+  const latest = React.useRef(props);
+  latest.current = props;
   const client = useMemo(
     () => (typeof window === 'undefined' ? null : Latchkey({ publishableKey, authUrl, storage })),
     [publishableKey, authUrl, storage],
@@ -79,13 +108,31 @@ export function LatchkeyProvider(props: LatchkeyProviderProps) {
     // Strict mode runs this twice; the second call gets the first call's promise, so the
     // one-time code is redeemed once.
     client.handleRedirectCallback().then(
-      () => live && setCallback({ pending: false, error: null }),
+      (session) => {
+        if (!live) return;
+        if (session) {
+          const { afterSignInUrl, onRedirectCallback } = latest.current;
+          const here = location.href;
+          // A sign-in started on the callback page itself (after a failed one) goes home.
+          const url =
+            sameOrigin(afterSignInUrl) ||
+            (session.returnTo === here ? `${location.origin}/` : session.returnTo);
+          if (url !== here) (onRedirectCallback || replaceLocation)(url, session);
+        }
+        setCallback({ pending: false, error: null });
+      },
       (error: Error) => live && setCallback({ pending: false, error }),
     );
     return () => {
       live = false;
     };
   }, [client, callback.pending]);
+
+  // A session kept from an earlier visit: a fresh token brings the profile (useUser()).
+  const signedIn = state.isSignedIn;
+  useEffect(() => {
+    if (client && signedIn) client.getToken().catch(() => {});
+  }, [client, signedIn]);
 
   const value = useMemo<LatchkeyContextValue>(
     () => ({

@@ -5,6 +5,7 @@ import {
   type KeyboardEvent,
   type ReactElement,
   useEffect,
+  useLayoutEffect,
   useRef,
   useState,
 } from 'react';
@@ -32,10 +33,13 @@ const AVATAR: CSSProperties = {
   font: `600 ${FONT}`,
   cursor: 'pointer',
 };
+/** Between the avatar and its menu. */
+const GAP = 6;
+/** Placed under the avatar by `place` below; `left: 0` until then (before the first paint). */
 const POPUP: CSSProperties = {
   position: 'absolute',
-  right: 0,
-  top: 'calc(100% + 6px)',
+  left: 0,
+  top: `calc(100% + ${GAP}px)`,
   zIndex: 1000,
   boxSizing: 'border-box',
   minWidth: 220,
@@ -64,7 +68,7 @@ const ITEM: CSSProperties = {
   cursor: 'pointer',
 };
 
-/** "ada.lovelace@…" or a name claim "Ada Lovelace" gives "AL". */
+/** "ada.lovelace@…" or a name (the profile's, or a claim) "Ada Lovelace" gives "AL". */
 export function initials(user: User): string {
   const name = typeof user.name === 'string' ? user.name : user.email.split('@')[0];
   const words = (name || '').split(/[^a-zA-Z\u00c0-\uffff]+/).filter(Boolean);
@@ -77,11 +81,14 @@ export function initials(user: User): string {
 }
 
 let menus = 0;
+/** The gap kept between the menu and the edges of the viewport. */
+const EDGE = 8;
 
 /**
- * The signed-in user's avatar (the `picture` claim, else initials) as a menu button
- * (WAI-ARIA APG "Menu Button"): Enter, Space or ArrowDown opens it and focuses "Sign out";
- * Escape or a click or focus outside closes it, Escape returning focus to the button.
+ * The signed-in user's avatar (the profile's `picture`, else initials of the name or e-mail)
+ * as a menu button (WAI-ARIA APG "Menu Button"): Enter, Space or ArrowDown opens it and
+ * focuses "Sign out"; Escape or a click or focus outside closes it, Escape returning focus to
+ * the button. The menu opens under the avatar and stays inside the viewport.
  */
 export function UserButton({ afterSignOutUrl }: UserButtonProps): ReactElement | null {
   const latchkey = useContextOf('<UserButton>');
@@ -91,6 +98,32 @@ export function UserButton({ afterSignOutUrl }: UserButtonProps): ReactElement |
   const root = useRef<HTMLDivElement>(null);
   const button = useRef<HTMLButtonElement>(null);
   const item = useRef<HTMLButtonElement>(null);
+  const popup = useRef<HTMLDivElement>(null);
+  // Chosen at render time: on a server (where this renders nothing) no layout-effect warning.
+  const useBeforePaint = typeof document === 'object' ? useLayoutEffect : useEffect;
+
+  // Under the avatar, centred on it where there is room, else moved in to stay on screen:
+  // the same wherever the app's layout puts the button (left, centre, right, a phone). Above
+  // it only when the viewport has no room below and more above (a button in a footer).
+  useBeforePaint(() => {
+    if (!open) return;
+    const place = () => {
+      const menu = popup.current;
+      const anchor = root.current;
+      if (!menu || !anchor) return;
+      const at = anchor.getBoundingClientRect();
+      const width = menu.offsetWidth;
+      const room = document.documentElement.clientWidth - width - EDGE;
+      const left = Math.max(EDGE, Math.min(at.left + (at.width - width) / 2, room));
+      menu.style.left = `${left - at.left}px`;
+      const height = menu.offsetHeight + GAP;
+      const below = document.documentElement.clientHeight - at.bottom;
+      menu.style.top = `${below < height && at.top > below ? -height : at.height + GAP}px`;
+    };
+    place();
+    addEventListener('resize', place);
+    return () => removeEventListener('resize', place);
+  }, [open]);
 
   useEffect(() => {
     if (!open) return;
@@ -157,8 +190,13 @@ export function UserButton({ afterSignOutUrl }: UserButtonProps): ReactElement |
     open &&
       h(
         'div',
-        { style: POPUP },
-        h('p', { style: { margin: '4px 10px 8px', overflowWrap: 'anywhere' } }, user.email),
+        { ref: popup, style: POPUP },
+        h(
+          'p',
+          { style: { margin: '4px 10px 8px', overflowWrap: 'anywhere' } },
+          user.name && h('strong', { style: { display: 'block' } }, user.name),
+          user.email,
+        ),
         h(
           'div',
           { role: 'menu', id, 'aria-label': 'Account' },

@@ -112,13 +112,15 @@ describe.skipIf(!HAVE_CHROMIUM)('examples/react-vite in Chromium', () => {
     expect(await page.getByText('This page is for signed-in users.').count()).toBe(1);
     await check('account, signed out');
 
-    // The round trip: GitHub (on loopback) and back to /callback, then on to /account.
+    // The round trip: GitHub (on loopback) and back to /callback, then back to /account,
+    // where it started.
     await page
       .locator('[data-latchkey]')
       .getByRole('button', { name: 'Continue with GitHub' })
       .click();
     await page.waitForURL(`${origin}/account`);
-    await page.getByText('Signed in as grace@example.com.').waitFor();
+    // The name is the profile's (GitHub gave it at sign-up), not a claim of the token.
+    await page.getByText('Signed in as Grace Hopper (grace@example.com).').waitFor();
     expect(github.requests.some((r) => r.path.includes('authorize'))).toBe(true);
     await check('account, signed in');
     await shoot(page, 'signed-in');
@@ -135,9 +137,9 @@ describe.skipIf(!HAVE_CHROMIUM)('examples/react-vite in Chromium', () => {
     expect(oldToken).toMatch(/^ey/);
 
     // The user menu, by keyboard only.
-    const avatar = page.getByRole('button', { name: 'G, account: grace@example.com' });
-    // No name or picture claim in Latchkey's tokens: the e-mail's initial.
-    expect(await avatar.textContent()).toBe('G');
+    const avatar = page.getByRole('button', { name: 'GH, account: grace@example.com' });
+    // No picture: the initials of the profile's name.
+    expect(await avatar.textContent()).toBe('GH');
     await avatar.focus();
     await page.keyboard.press('Enter');
     expect(await avatar.getAttribute('aria-expanded')).toBe('true');
@@ -147,7 +149,7 @@ describe.skipIf(!HAVE_CHROMIUM)('examples/react-vite in Chromium', () => {
     await page.keyboard.press('Escape');
     expect(await avatar.getAttribute('aria-expanded')).toBe('false');
     expect(await page.getByRole('menu').count()).toBe(0);
-    expect(await focused(page)).toBe('G');
+    expect(await focused(page)).toBe('GH');
     await page.keyboard.press(' ');
     expect(await focused(page)).toBe('Sign out');
     await page.keyboard.press('Enter');
@@ -187,7 +189,9 @@ describe.skipIf(!HAVE_CHROMIUM)('examples/react-vite in Chromium', () => {
       .locator('[data-latchkey]')
       .getByRole('button', { name: 'Continue with GitHub' })
       .tap();
-    await page.waitForURL(`${origin}/account`);
+    // Back on the home page, where the sign-in started.
+    await page.getByText('You are signed in: see').waitFor();
+    expect(page.url()).toBe(`${origin}/`);
     await page.getByRole('button', { name: /account: / }).tap();
     const menu = await page.getByRole('menuitem', { name: 'Sign out' }).boundingBox();
     expect(menu && menu.x >= 0 && menu.x + menu.width <= PHONE.width).toBe(true);

@@ -16,7 +16,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
     const key = await createKey(app.ctx.database.db, t.tenant.id, { kind: 'publishable' });
     publishableKeys.push(key.plaintext);
   }
-  for (let i = 0; i < 8; i++) {
+  for (let i = 0; i < 10; i++) {
     const body = { email: email('react'), password: PASSWORD };
     const up = await postJson(app, '/v1/auth/sign-up', t.secretKey, body);
     if (up.status !== 201) throw new Error(`sign-up answered ${up.status}: ${await up.text()}`);

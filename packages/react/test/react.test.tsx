@@ -3,6 +3,7 @@
  * projects.ts), in happy-dom against the real server: loading, sign-in through the redirect
  * callback in strict mode, server rendering and hydration, shared clients, the user menu.
  */
+import { Latchkey } from '@latchkey/js';
 import { act, cleanup, fireEvent, render, screen, waitFor } from '@testing-library/react';
 import { type ReactElement, type ReactNode, StrictMode, version } from 'react';
 import { renderToString } from 'react-dom/server';
@@ -65,6 +66,8 @@ function Provider({
   pk: string;
   children: ReactNode;
   afterSignOutUrl?: string;
+  afterSignInUrl?: string;
+  onRedirectCallback?: (url: string, session: { user: { email: string } }) => void;
 }) {
   return (
     <LatchkeyProvider publishableKey={pk} authUrl={authUrl} {...rest}>
@@ -211,6 +214,67 @@ describe(`@latchkey/react on React ${version}`, () => {
     expect(redeemed[0]).toContain('"grant_type":"authorization_code"');
     expect(rendered).not.toContain('out');
     expect(location.hash).toBe('');
+  });
+
+  it('after the callback: back where the sign-in started, or afterSignInUrl through onRedirectCallback', async () => {
+    /** signInWith on `start`, the hosted page, and back on the callback URL (not yet redeemed). */
+    async function comeBack(pk: string, start: string): Promise<string> {
+      history.replaceState(null, '', start);
+      const left: string[] = [];
+      vi.spyOn(location, 'assign').mockImplementation((url) => {
+        left.push(String(url));
+      });
+      await Latchkey({ publishableKey: pk, authUrl }).signInWith('email', {
+        redirectUrl: `${PAGE_ORIGIN}/callback`,
+      });
+      const { email } = freshSession();
+      const back = new URL(await signInOnHostedPage(left[0] as string, email));
+      history.replaceState(null, '', back.pathname + back.hash);
+      return email;
+    }
+
+    // By default: the start page, by history.replaceState and a popstate for the router. An
+    // afterSignInUrl of another origin is ignored: never a way off the site.
+    const pops: string[] = [];
+    const onPop = () => pops.push(location.pathname + location.search);
+    addEventListener('popstate', onPop);
+    const first = freshKey();
+    await comeBack(first, '/orders?id=7');
+    const length = history.length;
+    const one = render(
+      <StrictMode>
+        <Provider pk={first} afterSignInUrl="https://evil.example/steal">
+          <SignedIn>
+            <p>in</p>
+          </SignedIn>
+        </Provider>
+      </StrictMode>,
+    );
+    await screen.findByText('in');
+    expect(location.pathname + location.search + location.hash).toBe('/orders?id=7');
+    expect(pops).toEqual(['/orders?id=7']);
+    expect(history.length).toBe(length);
+    removeEventListener('popstate', onPop);
+    one.unmount();
+
+    // afterSignInUrl, handed to onRedirectCallback, which navigates instead.
+    const second = freshKey();
+    const email = await comeBack(second, '/orders?id=8');
+    const calls: [string, string][] = [];
+    render(
+      <Provider
+        pk={second}
+        afterSignInUrl="/welcome?tour=1"
+        onRedirectCallback={(url, session) => calls.push([url, session.user.email])}
+      >
+        <SignedIn>
+          <p>in</p>
+        </SignedIn>
+      </Provider>,
+    );
+    await screen.findByText('in');
+    expect(calls).toEqual([[`${PAGE_ORIGIN}/welcome?tour=1`, email]]);
+    expect(location.pathname + location.hash).toBe('/callback');
   });
 
   it('a failed callback: loaded, signed out, and SignIn says why', async () => {

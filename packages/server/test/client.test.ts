@@ -3,6 +3,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { updateTenant } from '../src/modules/tenants/index.js';
 import {
+  browserSignIn,
   DIALECTS,
   email,
   json,
@@ -165,7 +166,27 @@ describe.each(DIALECTS)('browser endpoints on %s', (dialect) => {
       'https://evil.example',
     );
     expect(elsewhere.status).toBe(403);
-    expect(elsewhere.headers.get('access-control-allow-origin')).toBeNull();
+    // The refusal, and only it, is readable by the page that sent it: the library can say
+    // which command allows the origin. No credentials, and the token was not used.
+    expect(elsewhere.headers.get('access-control-allow-origin')).toBe('https://evil.example');
+    expect(elsewhere.headers.get('access-control-allow-credentials')).toBeNull();
+    expect(elsewhere.headers.get('vary')).toMatch(/origin/i);
+    expect(await json(elsewhere)).toMatchObject({
+      code: 'forbidden',
+      detail: 'https://evil.example is not an allowed origin of this tenant',
+    });
+    // An unknown key's refusal too (what /public/config tells anyone anyway).
+    const unknownKey = await app.request('/v1/client/token', {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'x-latchkey-publishable-key': `pk_test_${'x'.repeat(43)}`,
+        origin: 'https://evil.example',
+      },
+      body: JSON.stringify({ grant_type: 'refresh_token', refresh_token: tokens.refreshToken }),
+    });
+    expect(unknownKey.status).toBe(401);
+    expect(unknownKey.headers.get('access-control-allow-origin')).toBe('https://evil.example');
     const preflight = await app.request('/v1/client/token', {
       method: 'OPTIONS',
       headers: { origin: ORIGIN, 'access-control-request-method': 'POST' },
@@ -273,7 +294,8 @@ describe.each(DIALECTS)('browser endpoints on %s', (dialect) => {
 
     const refused = await signOut(tokens.refreshToken, 'https://evil.example');
     expect(refused.status).toBe(403);
-    expect(refused.headers.get('access-control-allow-origin')).toBeNull();
+    expect(refused.headers.get('access-control-allow-origin')).toBe('https://evil.example');
+    expect((await json(refused)).code).toBe('forbidden');
     expect(await active()).toBe(true);
 
     const preflight = await app.request('/v1/client/sign-out', {
@@ -324,5 +346,117 @@ describe.each(DIALECTS)('browser endpoints on %s', (dialect) => {
       refreshToken: server.refreshToken,
     });
     expect(refreshed.status).toBe(200);
+  });
+
+  const profileOf = (
+    accessToken: string | undefined,
+    origin: string | null = ORIGIN,
+    pk = t.publishableKey,
+  ) =>
+    app.request('/v1/client/user', {
+      headers: {
+        'x-latchkey-publishable-key': pk,
+        ...(accessToken === undefined ? {} : { authorization: `Bearer ${accessToken}` }),
+        ...(origin === null ? {} : { origin }),
+      },
+    });
+
+  /** A browser's session of a new user signed up with `profile`. */
+  async function browserUser(
+    profile: Record<string, unknown>,
+    tenant = t,
+  ): Promise<{ accessToken: string; refreshToken: string; email: string; userId: string }> {
+    const credentials = { email: email(), password: PASSWORD };
+    const up = await postJson(app, '/v1/auth/sign-up', tenant.secretKey, {
+      ...credentials,
+      ...profile,
+    });
+    expect(up.status).toBe(201);
+    const tokens = await browserSignIn(app, tenant, credentials, ORIGIN);
+    return {
+      accessToken: tokens.accessToken as string,
+      refreshToken: tokens.refreshToken as string,
+      email: credentials.email,
+      userId: (await json(up)).userId as string,
+    };
+  }
+
+  it('GET /v1/client/user answers the profile: name, and of the metadata only metadata.public', async () => {
+    const s = await browserUser({
+      name: 'Ada Lovelace',
+      metadata: { public: { plan: 'pro', theme: 'dark' }, stripeCustomer: 'cus_secret' },
+    });
+    const res = await profileOf(s.accessToken);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('access-control-allow-origin')).toBe(ORIGIN);
+    expect(res.headers.get('ratelimit')).toBeTruthy();
+    const body = await json(res);
+    expect(body).toEqual({
+      id: s.userId,
+      email: s.email,
+      emailVerified: false,
+      name: 'Ada Lovelace',
+      picture: null,
+      publicMetadata: { plan: 'pro', theme: 'dark' },
+      createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+    });
+    expect(JSON.stringify(body)).not.toContain('cus_secret');
+
+    // No name, and a `public` that is not an object: nothing of the metadata shows.
+    for (const metadata of [{ public: 'yes' }, { public: ['a'] }, { public: null }, {}]) {
+      const other = await browserUser({ metadata });
+      const answer = await json(await profileOf(other.accessToken));
+      expect(answer.name).toBeNull();
+      expect(answer.publicMetadata).toEqual({});
+    }
+
+    // The preflight lets the page send its access token.
+    const preflight = await app.request('/v1/client/user', {
+      method: 'OPTIONS',
+      headers: {
+        origin: ORIGIN,
+        'access-control-request-method': 'GET',
+        'access-control-request-headers': 'authorization, x-latchkey-publishable-key',
+      },
+    });
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers.get('access-control-allow-methods')).toBe('GET');
+    expect(preflight.headers.get('access-control-allow-headers')).toContain('authorization');
+  });
+
+  it('GET /v1/client/user refuses a missing, forged, ended or foreign token with 401', async () => {
+    const s = await browserUser({ name: 'Grace Hopper' });
+    const refusedWith401 = async (res: Response) => {
+      expect(res.status).toBe(401);
+      expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+      expect(res.headers.get('www-authenticate')).toBe(
+        'Bearer realm="latchkey", error="invalid_token"',
+      );
+      const problem = await json(res);
+      expect(problem.code).toBe('unauthorized');
+      expect(JSON.stringify(problem)).not.toContain(s.accessToken);
+    };
+    await refusedWith401(await profileOf(undefined));
+    await refusedWith401(await profileOf('not-a-token'));
+    const [head, payload] = s.accessToken.split('.');
+    await refusedWith401(await profileOf(`${head}.${payload}.${'A'.repeat(342)}`));
+
+    // Another tenant's token, with this tenant's key: never this tenant's user.
+    const other = await app.tenant({ allowedOrigins: [ORIGIN] });
+    const foreign = await browserUser({ name: 'Someone Else' }, other);
+    await refusedWith401(await profileOf(foreign.accessToken));
+    expect((await profileOf(foreign.accessToken, ORIGIN, other.publishableKey)).status).toBe(200);
+
+    // Only from allowed origins, and only from browsers (which send Origin).
+    const evil = await profileOf(s.accessToken, 'https://evil.example');
+    expect(evil.status).toBe(403);
+    expect(JSON.stringify(await json(evil))).not.toContain('Grace');
+    expect((await profileOf(s.accessToken, null)).status).toBe(403);
+    expect((await profileOf(s.accessToken, ORIGIN, t.secretKey)).status).toBe(403);
+
+    // Signed out: the token is inactive at once.
+    expect((await profileOf(s.accessToken)).status).toBe(200);
+    expect((await signOut(s.refreshToken)).status).toBe(204);
+    await refusedWith401(await profileOf(s.accessToken));
   });
 });

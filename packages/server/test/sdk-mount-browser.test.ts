@@ -230,7 +230,8 @@ describe.skipIf(!HAVE_CHROMIUM)('@latchkey/js buttons in Chromium', () => {
         await page.fill('#email', address);
         await page.fill('#password', PASSWORD);
         await page.click('button[type=submit]');
-        await page.waitForURL(`${origin}/`);
+        // Back on the page where the sign-in started (callback.js: session.returnTo).
+        await page.waitForURL(`${origin}/?pk=${example.publishableKey}`);
         await expect.poll(() => page.textContent('#email')).toBe(address);
         await page.getByRole('button', { name: 'Sign out' }).click();
         await page.getByRole('button', { name: 'Continue with e-mail' }).waitFor();

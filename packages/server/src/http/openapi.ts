@@ -51,6 +51,12 @@ export async function registerOpenApi(app: FastifyInstance, publicUrl: string): 
             name: 'X-Latchkey-Publishable-Key',
             description: 'A publishable key, pk_test_… or pk_live_… (browsers; never a secret key)',
           },
+          accessToken: {
+            type: 'http',
+            scheme: 'bearer',
+            bearerFormat: 'JWT',
+            description: "An end user's access token (browsers: GET /v1/client/user)",
+          },
           metricsToken: {
             type: 'http',
             scheme: 'bearer',

@@ -4,6 +4,7 @@ import { Type } from 'typebox';
 import { defaults } from '../../config/defaults.js';
 import { LatchkeyError } from '../../errors/index.js';
 import { redeemCode } from '../../modules/hosted/index.js';
+import { introspect } from '../../modules/introspection/index.js';
 import {
   addressBucket,
   planWindows,
@@ -12,7 +13,9 @@ import {
 } from '../../modules/rate-limit/index.js';
 import { enabledProviders } from '../../modules/social/index.js';
 import { isAllowedOrigin } from '../../modules/tenants/index.js';
+import { browserProfile } from '../../modules/users/index.js';
 import { requirePublishableKey } from '../auth.js';
+import { bearerToken } from '../bearer.js';
 import { sendCacheable } from '../cacheable.js';
 import { type AppContext, hostedDeps } from '../context.js';
 import { problems } from '../schemas.js';
@@ -60,6 +63,19 @@ const ClientTokens = Type.Object({
   sessionId: Type.String(),
 });
 
+const ClientUser = Type.Object({
+  id: Type.String(),
+  email: Type.String(),
+  emailVerified: Type.Boolean(),
+  name: Type.Union([Type.String(), Type.Null()]),
+  picture: Type.Union([Type.String(), Type.Null()]),
+  publicMetadata: Type.Record(Type.String(), Type.Unknown()),
+  createdAt: Type.String({ format: 'date-time' }),
+});
+
+/** The challenge of GET /v1/client/user (RFC 6750 section 3). */
+const ACCESS_TOKEN_CHALLENGE = 'Bearer realm="latchkey", error="invalid_token"';
+
 /** Browser endpoints: publishable key only, CORS for the tenant's allowed origins. */
 export function clientRoutes(server: FastifyInstance, ctx: AppContext) {
   const app = server.withTypeProvider<TypeBoxTypeProvider>();
@@ -104,13 +120,17 @@ export function clientRoutes(server: FastifyInstance, ctx: AppContext) {
     if (origin) reply.header('access-control-allow-origin', origin).header('vary', 'origin');
   }
 
-  for (const path of ['/v1/client/token', '/v1/client/sign-out']) {
-    app.options(path, { schema: { hide: true } }, async (request, reply) => {
+  for (const [path, method, headers] of [
+    ['/v1/client/token', 'POST', 'content-type'],
+    ['/v1/client/sign-out', 'POST', 'content-type'],
+    ['/v1/client/user', 'GET', 'authorization'],
+  ]) {
+    app.options(path as string, { schema: { hide: true } }, async (request, reply) => {
       // Preflights carry no key, so any origin may ask; the request itself is checked below.
       cors(reply, request.headers.origin);
       return reply
-        .header('access-control-allow-methods', 'POST')
-        .header('access-control-allow-headers', 'content-type, x-latchkey-publishable-key')
+        .header('access-control-allow-methods', method as string)
+        .header('access-control-allow-headers', `${headers}, x-latchkey-publishable-key`)
         .header('access-control-max-age', String(defaults.client.preflightMaxAgeSeconds))
         .code(204)
         .send();
@@ -130,8 +150,14 @@ export function clientRoutes(server: FastifyInstance, ctx: AppContext) {
 
   /** The steps of every browser call: publishable key, allowed Origin, CORS, limit. */
   async function browserCall(request: FastifyRequest, reply: FastifyReply) {
-    const found = await requirePublishableKey(ctx, request);
     const origin = request.headers.origin;
+    // The sending page may read what comes back, refusals included (a 401 for its key, a 403
+    // for its origin): they hold nothing but what the page sent, nothing is done or issued
+    // before them, and without credentials no cookie rides along. So the library can say
+    // "allow it: latchkey tenant update …" instead of a bare network error. Everything past
+    // these checks is answered to allowed origins only.
+    cors(reply, origin);
+    const found = await requirePublishableKey(ctx, request);
     // Browsers send Origin on every cross-origin POST (Fetch standard, "serializing a
     // request origin"); a request without one is no browser's and gets nothing here.
     if (origin === undefined) {
@@ -140,7 +166,6 @@ export function clientRoutes(server: FastifyInstance, ctx: AppContext) {
     if (!isAllowedOrigin(found.tenant, origin)) {
       throw new LatchkeyError('forbidden', `${origin} is not an allowed origin of this tenant`);
     }
-    cors(reply, origin);
     // Browsers share a public key: count them per address, apart from the tenant's
     // secret-key budget, so that nobody holding the pk can use that up.
     const decision = await ctx.limiter.consumePlan(
@@ -208,6 +233,43 @@ export function clientRoutes(server: FastifyInstance, ctx: AppContext) {
       const { refresh_token } = request.body;
       await ctx.sessions.signOut(tenant.id, refresh_token, 'browser');
       return reply.code(204).send(null);
+    },
+  );
+
+  app.get(
+    '/v1/client/user',
+    {
+      schema: {
+        operationId: 'getClientUser',
+        security: [{ publishableKey: [], accessToken: [] }],
+        summary: "The signed-in user's profile, for the browser",
+        description:
+          "Publishable key (X-Latchkey-Publishable-Key) and the user's access token (Authorization: Bearer); the Origin must be an allowed origin of the tenant. An access token that introspects inactive (expired, revoked, of another tenant, its user disabled or deleted) is refused with 401. Of the user's metadata only its `public` member (when an object) is shown, as publicMetadata.",
+        tags: ['client'],
+        response: { 200: ClientUser, ...problems(401, 403, 429) },
+      },
+    },
+    async (request, reply) => {
+      const { tenant } = await browserCall(request, reply);
+      const token = bearerToken(request.headers.authorization);
+      const claims = token === undefined ? undefined : await introspect(ctx, tenant, token);
+      if (!claims?.active) {
+        throw new LatchkeyError(
+          'unauthorized',
+          token === undefined
+            ? "Send the user's access token as Authorization: Bearer …"
+            : 'The access token is not valid, has expired or its session has ended; sign in again',
+          { headers: { 'www-authenticate': ACCESS_TOKEN_CHALLENGE } },
+        );
+      }
+      const profile = await browserProfile(ctx.database.db, tenant.id, claims.sub);
+      // Deleted since its session was read: the token is no longer anyone's.
+      if (!profile) {
+        throw new LatchkeyError('unauthorized', 'The access token is not valid; sign in again', {
+          headers: { 'www-authenticate': ACCESS_TOKEN_CHALLENGE },
+        });
+      }
+      return profile;
     },
   );
 }

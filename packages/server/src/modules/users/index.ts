@@ -20,6 +20,8 @@ export {
 export { Metadata, NAME_MAX_LENGTH, SignUpBody, SignUpResponse } from './users.schemas.js';
 export {
   applyUserUpdate,
+  type BrowserProfile,
+  browserProfile,
   deleteUser,
   findUserByEmail,
   getUser,

@@ -44,6 +44,43 @@ export async function getUser(db: Kysely<Schema>, tenantId: string, id: string):
   return toUser(row);
 }
 
+/** What the browser may see of a user (GET /v1/client/user, docs/design.md §18.4). */
+export interface BrowserProfile {
+  id: string;
+  email: string;
+  emailVerified: boolean;
+  name: string | null;
+  /** A picture URL from a provider's profile; none is stored yet, so always null. */
+  picture: string | null;
+  /** `metadata.public` when it is an object: the only part of the metadata a browser sees. */
+  publicMetadata: Record<string, unknown>;
+  createdAt: string;
+}
+
+/** The profile of a user for their own browser, or undefined when there is no such user. */
+export async function browserProfile(
+  db: Kysely<Schema>,
+  tenantId: string,
+  id: string,
+): Promise<BrowserProfile | undefined> {
+  const row = isUuid(id) ? await findUserById(db, tenantId, id) : undefined;
+  if (!row) return undefined;
+  const user = toUser(row);
+  const shown = user.metadata.public;
+  return {
+    id: user.id,
+    email: user.email,
+    emailVerified: user.emailVerified,
+    name: user.name,
+    picture: null,
+    publicMetadata:
+      typeof shown === 'object' && shown !== null && !Array.isArray(shown)
+        ? (shown as Record<string, unknown>)
+        : {},
+    createdAt: user.createdAt,
+  };
+}
+
 export interface ListUsersInput {
   email?: string;
   /** Part of an address or a name, any case (the admin area's search). */
