@@ -29,7 +29,9 @@ button{display:block;width:100%;margin-top:1.5rem;padding:.75rem;font:inherit;fo
 button:focus-visible,a:focus-visible{outline:3px solid #1f2328;outline-offset:2px}
 .provider{display:block;text-align:center;text-decoration:none;padding:.7rem;border-radius:8px;font-weight:600;background:#fff;color:#1f2328;border:1px solid #6e7781;margin-top:.75rem}
 nav{margin-top:1.5rem;text-align:center;font-size:.95rem;display:flex;flex-direction:column;gap:.5rem}
-.or{text-align:center;color:#57606a;margin:1.25rem 0 0}`;
+.or{text-align:center;color:#57606a;margin:1.25rem 0 0}
+.fix{font-size:.95rem}
+.fix code{font-family:ui-monospace,monospace;font-size:.85rem;overflow-wrap:anywhere;background:#f6f8fa;border:1px solid #d0d7de;border-radius:4px;padding:.05rem .25rem}`;
 
 /** The admin area: a top bar, wide tables and cards; tables become lists on a phone. */
 const ADMIN = `body{background:#f6f8fa}
