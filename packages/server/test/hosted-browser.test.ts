@@ -659,6 +659,54 @@ describe.skipIf(!HAVE_CHROMIUM)('hosted pages in Chromium', () => {
     expect(hostedSessions).toEqual([]);
   });
 
+  it('a link from a page whose origin is not allowed: the tenant, how to allow it, the way back', async () => {
+    // A development tenant that allows another origin than the caller's.
+    const elsewhere = await app.tenant({ allowedOrigins: ['https://app.example.com'] });
+    const link = hosted('/sign-in', elsewhere);
+    mkdirSync(ARTIFACTS, { recursive: true });
+    await withContext({}, async (_context, page) => {
+      // The caller's own page, with the link a newcomer wrote: the browser sends its origin
+      // as the Referer.
+      await page.route(`${caller.origin}/start`, (route) =>
+        route.fulfill({
+          contentType: 'text/html',
+          body: `<!doctype html><html lang="en"><title>App</title><a href="${link}">Sign in</a></html>`,
+        }),
+      );
+      await page.goto(`${caller.origin}/start`);
+      const refused = await submit(page, 'a');
+      expect(refused?.status()).toBe(400);
+      expect(await h1(page)).toBe('This sign-in link does not work');
+      expect(await page.textContent('.tenant')).toBe(elsewhere.tenant.name);
+      expect(await page.textContent('[role=alert]')).toContain(
+        `${caller.origin} is not an allowed origin of ${elsewhere.tenant.name}`,
+      );
+      expect(await page.textContent('.fix')).toContain(
+        `latchkey tenant update ${elsewhere.tenant.id} --add-origin ${caller.origin}`,
+      );
+      await page.screenshot({ path: join(ARTIFACTS, 'refused-origin.png'), fullPage: true });
+      await page.setViewportSize({ width: 375, height: 740 });
+      await page.screenshot({ path: join(ARTIFACTS, 'refused-origin-mobile.png'), fullPage: true });
+      expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(
+        375,
+      );
+      await page.setViewportSize({ width: 1280, height: 800 });
+      // The way back leads to the site the user came from.
+      await submit(page, `a:has-text("Go back to ${new URL(caller.origin).host}")`);
+      expect(page.url()).toBe(`${caller.origin}/`);
+      // The command works as shown (run here as the CLI would), and the link then works.
+      await updateTenant(otherProcess(), elsewhere.tenant.id, { addOrigins: [caller.origin] });
+      await expect.poll(async () => (await page.goto(link))?.status()).toBe(200);
+      expect(await h1(page)).toBe('Sign in');
+    });
+    // A production tenant shows neither the command nor the admin area.
+    await withContext({}, async (_context, page) => {
+      expect((await page.goto(hosted('/sign-in', production)))?.status()).toBe(400);
+      expect(await page.$('.fix')).toBeNull();
+      expect(await page.content()).not.toContain('latchkey tenant');
+    });
+  });
+
   it('has no serious or critical accessibility violations (axe-core)', async () => {
     const axePath = join(dirname(createRequire(import.meta.url).resolve('axe-core')), 'axe.min.js');
     const axe = readFileSync(axePath, 'utf8');
@@ -670,6 +718,14 @@ describe.skipIf(!HAVE_CHROMIUM)('hosted pages in Chromium', () => {
         ['forgot-password', () => page.goto(hosted('/forgot-password', open))],
         ['sign-in error', () => signIn(page, hosted('/sign-in', open), u.email, 'wrong password')],
         ['refusal', () => page.goto(`${app.url}/sign-in?pk=${open.publishableKey}`)],
+        [
+          'refused origin',
+          () =>
+            page.goto(
+              `${app.url}/sign-in?${new URLSearchParams({ pk: open.publishableKey, redirect_url: 'https://elsewhere.example.com/cb' })}`,
+              { referer: `${caller.origin}/` },
+            ),
+        ],
       ];
       const found = await seriousViolations(page, pages, axe);
       if (found.length) console.error(found.join('\n'));

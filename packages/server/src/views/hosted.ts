@@ -175,7 +175,7 @@ export function refusedLinkPage(
   const fix =
     p.allow &&
     html`<div class="fix"><p>To allow it (development tenants only), run:</p>
-<p><code>latchkey tenant update ${p.allow.tenantId} --add-origin ${p.allow.origin}</code></p>
+<p><code class="command">latchkey tenant update ${p.allow.tenantId} --add-origin ${p.allow.origin}</code></p>
 <p>or add <code>${p.allow.origin}</code> to <a href="${p.allow.adminUrl}">Allowed origins</a> in the admin area.</p></div>`;
   const back = p.back ? { href: p.back, text: `Go back to ${new URL(p.back).host}` } : undefined;
   return layout(

@@ -45,7 +45,9 @@ export async function checkHostedRequest(
   }
   const found = await deps.keys.resolvePublishable(pk);
   if (!found) {
-    throw new Refusal(publishableKeyRefused(pk));
+    throw new Refusal(
+      publishableKeyRefused(pk, 'This sign-in link has an unknown or revoked publishable key (pk)'),
+    );
   }
   const tenant = found.tenant;
   const refuse = (message: string) => new Refusal(message, tenant);

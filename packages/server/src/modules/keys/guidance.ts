@@ -38,9 +38,12 @@ export function secretKeyRefused(
 }
 
 /** The detail of a 401 for a publishable key that is missing, malformed or unknown. */
-export function publishableKeyRefused(presented: string | undefined): string {
+export function publishableKeyRefused(
+  presented: string | undefined,
+  unknown = 'The publishable key is not valid or has been revoked',
+): string {
   const what = presented
-    ? kindOf(presented).replace('The key', 'The publishable key')
+    ? kindOf(presented).replace('The key is not valid or has been revoked', unknown)
     : 'Send the publishable key as ?pk= or X-Latchkey-Publishable-Key';
   return `${what}. ${PUBLISHABLE_KEY_FORM}; ${FIND_PUBLISHABLE}.`;
 }
