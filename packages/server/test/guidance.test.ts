@@ -135,6 +135,33 @@ describe.each(DIALECTS)('answers that say what to do on %s', (dialect) => {
     );
     expect(fromPage.detail).toContain(`it has an Origin header, ${ORIGIN}`);
     expect(fromPage.detail).toContain(revoke);
+    // Introspection too, on its fast path's ground (a well-formed call with a cached key).
+    const introspect = (headers: Record<string, string>) =>
+      app.request('/api/auth/introspect', {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${leaked.plaintext}`,
+          'content-type': 'application/json',
+          ...headers,
+        },
+        body: JSON.stringify({ token: 'x' }),
+      });
+    expect((await introspect({})).status).toBe(200);
+    await problem(await introspect({ origin: ORIGIN }), 403, 'forbidden');
+    // The page's preflight is let through, so that it reads the refusal, not a CORS error.
+    const preflight = await app.request('/v1/auth/sign-up', {
+      method: 'OPTIONS',
+      headers: {
+        origin: ORIGIN,
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'authorization,content-type',
+      },
+    });
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers.get('access-control-allow-origin')).toBe(ORIGIN);
+    expect(preflight.headers.get('access-control-allow-headers')).toBe(
+      'authorization, content-type',
+    );
     // The same key from a server (no Origin) works.
     expect((await signUp(`Bearer ${leaked.plaintext}`)).status).toBe(201);
   });

@@ -15,7 +15,7 @@ import type { Browser, BrowserContext, Page, Response as PageResponse } from 'pl
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { localBus } from '../src/cache/invalidation.js';
 import { defaults } from '../src/config/defaults.js';
-import { listKeys, revokeKey } from '../src/modules/keys/index.js';
+import { createKey, listKeys, revokeKey } from '../src/modules/keys/index.js';
 import { updateTenant } from '../src/modules/tenants/index.js';
 import { type Database, openDatabase } from '../src/storage/index.js';
 import {
@@ -705,6 +705,40 @@ describe.skipIf(!HAVE_CHROMIUM)('hosted pages in Chromium', () => {
       expect(await page.$('.fix')).toBeNull();
       expect(await page.content()).not.toContain('latchkey tenant');
     });
+  });
+
+  it('a secret key used from a web page: the page reads that it is exposed, and nothing is done', async () => {
+    const leaked = await createKey(app.ctx.database.db, open.tenant.id, { kind: 'secret' });
+    const address = email('from-page');
+    await withContext({}, async (_context, page) => {
+      // A page the caller's server really serves (a fulfilled one would have no address,
+      // and Chromium's local network access rules would refuse its fetch to loopback).
+      await page.goto(callback());
+      // What a newcomer writes: the REST API's sign-up, called from the page with sk_.
+      const answer = await page.evaluate(
+        async ([url, key, mailbox]) => {
+          const res = await fetch(`${url}/v1/auth/sign-up`, {
+            method: 'POST',
+            headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+            body: JSON.stringify({ email: mailbox, password: 'correct horse battery staple' }),
+          });
+          return { status: res.status, body: await res.json() };
+        },
+        [app.url, leaked.plaintext, address] as const,
+      );
+      const body = answer.body as { code: string; detail: string };
+      expect(answer.status).toBe(403);
+      expect(body.code).toBe('forbidden');
+      expect(body.detail).toContain('must never reach a browser. Treat it as exposed');
+      expect(body.detail).toContain(
+        `latchkey keys revoke --tenant ${open.tenant.id} ${leaked.key.id}`,
+      );
+    });
+    // No user was made.
+    const found = await app.request(`/v1/users?email=${encodeURIComponent(address)}`, {
+      headers: { authorization: `Bearer ${open.secretKey}` },
+    });
+    expect((await json(found)).data).toEqual([]);
   });
 
   it('has no serious or critical accessibility violations (axe-core)', async () => {

@@ -87,6 +87,9 @@ export async function authenticateSecretKey(
     throw new LatchkeyError(
       'forbidden',
       `${secretKeyExposed(auth, `This request comes from a browser (it has an Origin header, ${origin.slice(0, 100)}), and its key`)} (A server that forwards a browser's Origin header should not.)`,
+      // Readable by the page that sent it (http/not-found.ts lets its preflight through),
+      // so that its developer sees this rather than a CORS error.
+      { headers: { 'access-control-allow-origin': origin, vary: 'Origin' } },
     );
   }
   if (auth.key.kind !== 'secret') {

@@ -1,6 +1,7 @@
 import { distance } from 'fastest-levenshtein';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { LatchkeyError } from '../errors/index.js';
+import { INTROSPECT_PATH } from './introspection-fast-path.js';
 import { sendProblem } from './problem.js';
 
 interface KnownRoute {
@@ -44,6 +45,21 @@ export function registerNotFound(app: FastifyInstance): void {
     const allowed = new Set<string>();
     for (const route of routes.values())
       if (route.match.test(path)) for (const m of route.methods) allowed.add(m);
+    if (allowed.size > 0 && isApiPreflight(request, path, allowed)) {
+      // A web page about to send a key to the REST API: let its request through, so that
+      // it reads why a secret key is refused there (http/auth.ts) instead of a CORS error.
+      // Nothing with an Origin header ever succeeds with a secret key.
+      return reply
+        .code(204)
+        .headers({
+          'access-control-allow-origin': request.headers.origin,
+          'access-control-allow-methods': request.headers['access-control-request-method'],
+          'access-control-allow-headers': 'authorization, content-type',
+          'access-control-max-age': '600',
+          vary: 'Origin',
+        })
+        .send();
+    }
     if (allowed.size > 0) {
       const allow = [...allowed].sort().join(', ');
       return sendProblem(
@@ -62,6 +78,18 @@ export function registerNotFound(app: FastifyInstance): void {
       ),
     );
   });
+}
+
+/** A CORS preflight (Fetch standard) for a method the REST API has at this path. */
+function isApiPreflight(request: FastifyRequest, path: string, allowed: Set<string>): boolean {
+  const method = request.headers['access-control-request-method'];
+  return (
+    request.method === 'OPTIONS' &&
+    typeof request.headers.origin === 'string' &&
+    typeof method === 'string' &&
+    allowed.has(method) &&
+    (path.startsWith('/v1/') || path === INTROSPECT_PATH)
+  );
 }
 
 /** The registered path nearest to `path` (with this method if one has it), if it is close. */
