@@ -190,7 +190,12 @@ describe.each(DIALECTS)('answers that say what to do on %s', (dialect) => {
     });
 
     it('a path far from every route is a plain 404', async () => {
-      for (const path of ['/v1/nothing-here', '/x', '/wp-admin/setup-config.php']) {
+      for (const path of [
+        '/v1/nothing-here',
+        '/x',
+        '/wp-admin/setup-config.php',
+        `/v1/${'a'.repeat(4000)}`,
+      ]) {
         const body = await problem(await app.request(path), 404, 'not_found');
         expect(body.detail).toBe(`No route for GET ${path}`);
       }

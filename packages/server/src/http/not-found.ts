@@ -102,7 +102,8 @@ function closest(
   let best: { url: string; edits: number } | undefined;
   const wanted = path.toLowerCase().replace(/\/+$/, '');
   for (const route of routes.values()) {
-    if (route.url.includes('*')) continue;
+    // The distance is at least the difference in length: a long path costs nothing here.
+    if (route.url.includes('*') || Math.abs(route.url.length - wanted.length) > MAX_EDITS) continue;
     const edits = distance(wanted, route.url.toLowerCase());
     const better =
       !best ||

@@ -8,9 +8,9 @@ import type { KeyContext } from './keys.service.js';
 const KEY_SHAPE = /^(sk_test_|sk_prod_|pk_test_|pk_live_)[0-9A-Za-z]{43}$/;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-export const SECRET_KEY_FORM =
+const SECRET_KEY_FORM =
   'A secret key is sk_test_ (development tenants) or sk_prod_ (production) followed by 43 letters and digits';
-export const PUBLISHABLE_KEY_FORM =
+const PUBLISHABLE_KEY_FORM =
   'A publishable key is pk_test_ (development tenants) or pk_live_ (production) followed by 43 letters and digits';
 const CREATE_SECRET =
   'create one with `latchkey keys create --tenant TENANT_ID`, or in the admin area under API Keys';
