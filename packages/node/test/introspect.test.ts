@@ -88,7 +88,7 @@ describe('introspect against the real service', () => {
     expect(error).toMatchObject({
       code: 'unauthorized',
       status: 401,
-      detail: 'The key is not valid or has been revoked',
+      detail: expect.stringMatching(/^The key is not valid or has been revoked\. A secret key is/),
     });
     expect(error.action).toContain('LATCHKEY_SECRET_KEY');
     expect(error.message).not.toContain(UNKNOWN_SECRET_KEY);

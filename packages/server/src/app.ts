@@ -16,6 +16,7 @@ import {
 } from './http/introspection-fast-path.js';
 import { registerJsonParser } from './http/json-body.js';
 import { loggerOptions, OneLineLog } from './http/logging.js';
+import { registerNotFound } from './http/not-found.js';
 import { collectApiRoutes, registerOpenApi } from './http/openapi.js';
 import { errorHandler, sendProblem } from './http/problem.js';
 import { adminRoutes } from './http/routes/admin.js';
@@ -209,12 +210,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   const routes = collectApiRoutes(app);
   app.decorateRequest('apiKey', undefined);
   app.setErrorHandler(errorHandler);
-  app.setNotFoundHandler((request, reply) =>
-    sendProblem(
-      reply,
-      new LatchkeyError('not_found', `No route for ${request.method} ${request.url.split('?')[0]}`),
-    ),
-  );
+  // 405 with Allow for a known path, a 404 that names a near route (http/not-found.ts).
+  registerNotFound(app);
   app.removeContentTypeParser('text/plain');
   registerJsonParser(app);
   // Shutdown: every request in flight is answered, each answer the last of its connection;

@@ -122,6 +122,8 @@ describe.each(DIALECTS)('keys on the wire on %s', (dialect) => {
 
   it('answers unknown routes and methods with problem documents', async () => {
     await expectProblem(await app.request('/v1/nothing-here'), 404, 'not_found');
-    await expectProblem(await app.request('/v1/auth/sign-up'), 404, 'not_found');
+    const wrongMethod = await app.request('/v1/auth/sign-up');
+    await expectProblem(wrongMethod, 405, 'method_not_allowed');
+    expect(wrongMethod.headers.get('allow')).toBe('POST');
   });
 });

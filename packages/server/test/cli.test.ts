@@ -3,9 +3,10 @@
  * database, and a key it makes used against a real server on the same database.
  */
 import { spawn } from 'node:child_process';
-import { tmpdir } from 'node:os';
+import { networkInterfaces, tmpdir } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { latchkey, listeningUrl, MAIN, type Result } from './cli-run.js';
+import { COMMANDS } from '../src/cli/help.js';
+import { latchkey, listeningUrl, MAIN, type Result, startServe } from './cli-run.js';
 import {
   type Body,
   DIALECTS,
@@ -236,6 +237,18 @@ describe.each(DIALECTS)('latchkey CLI on %s', (dialect) => {
         1,
         /rpm must be an integer from 1 to 60000000 \(rpm_invalid\)/,
       ],
+      [
+        'an origin without its scheme, naming the one to use',
+        ['--name', 'Bad', '--origin', 'localhost:5173'],
+        1,
+        /^error: localhost:5173 has no scheme: use http:\/\/localhost:5173$/m,
+      ],
+      [
+        'a javascript: origin, saying which schemes are accepted',
+        ['--name', 'Bad', '--origin', 'javascript:alert(1)'],
+        1,
+        /javascript:alert\(1\) must be an http\(s\) URL: https, or http:\/\/localhost on development tenants/,
+      ],
       ['a missing --name', ['--plan', 'pro'], 2, /^error: --name is required$/m],
       ['an unknown flag', ['--name', 'Bad', '--bogus'], 2, /^error: Unknown option '--bogus'/m],
     ] as const)('refuses %s', async ([_name, args, code, message], { expect }) => {
@@ -295,6 +308,73 @@ describe.each(DIALECTS)('latchkey CLI on %s', (dialect) => {
       requireEmailVerification: true,
       accessTokenTtl: 900,
     });
+  });
+
+  it('tenant update --add-origin / --remove-origin change one origin and keep the others', async () => {
+    const id = created.pro?.tenant.id as string;
+    const origins = async (...args: string[]) =>
+      parsed(await cli('tenant', 'update', id, ...args, '--json')).allowedOrigins;
+    expect(
+      await origins(
+        '--add-origin',
+        'https://b.example.com',
+        '--add-origin',
+        'http://localhost:5173',
+      ),
+    ).toEqual([
+      'https://app.example.com',
+      'http://localhost:3000',
+      'https://b.example.com',
+      'http://localhost:5173',
+    ]);
+    // Adding one that is there already changes nothing.
+    expect(await origins('--add-origin', 'https://b.example.com/')).toHaveLength(4);
+    expect(
+      await origins(
+        '--remove-origin',
+        'http://localhost:3000',
+        '--remove-origin',
+        'https://b.example.com',
+      ),
+    ).toEqual(['https://app.example.com', 'http://localhost:5173']);
+
+    // A refused change says why, and changes nothing.
+    const noScheme = await cli('tenant', 'update', id, '--add-origin', 'localhost:8080');
+    expect(noScheme).toMatchObject({ code: 1, stdout: '' });
+    expect(noScheme.stderr).toMatch(
+      /^error: localhost:8080 has no scheme: use http:\/\/localhost:8080$/m,
+    );
+    const notThere = await cli('tenant', 'update', id, '--remove-origin', 'https://x.example.com');
+    expect(notThere).toMatchObject({ code: 1, stdout: '' });
+    expect(notThere.stderr).toContain(
+      'https://x.example.com is not an allowed origin of this tenant (allowed: https://app.example.com http://localhost:5173)',
+    );
+    const both = await cli(
+      'tenant',
+      'update',
+      id,
+      '--origin',
+      'https://c.example.com',
+      '--add-origin',
+      'https://d.example.com',
+    );
+    expect(both).toMatchObject({ code: 2, stdout: '' });
+    expect(both.stderr).toMatch(/--origin replaces the whole list/);
+    expect(parsed(await cli('tenant', 'show', id, '--json')).allowedOrigins).toEqual([
+      'https://app.example.com',
+      'http://localhost:5173',
+    ]);
+
+    // --origin replaces the list, and says which origins it dropped.
+    const replaced = await cli('tenant', 'update', id, '--origin', 'https://c.example.com');
+    expect(replaced.code).toBe(0);
+    expect(replaced.stdout).toMatch(/^origins +https:\/\/c\.example\.com$/m);
+    expect(replaced.stderr).toBe(
+      'note: --origin replaced the allowed origins; no longer allowed: https://app.example.com http://localhost:5173 (--add-origin adds one and keeps the others)\n',
+    );
+    const none = await cli('tenant', 'update', id, '--origin', '', '--json');
+    expect(JSON.parse(none.stdout).allowedOrigins).toEqual([]);
+    expect(none.stderr).toContain('no longer allowed: https://c.example.com');
   });
 
   describe('keys', () => {
@@ -407,6 +487,130 @@ describe.each(DIALECTS)('latchkey CLI on %s', (dialect) => {
         expect(key.display).toMatch(/^(sk|pk)_test_[0-9A-Za-z]{4}…[0-9A-Za-z]{4}$/);
       }
     });
+  });
+});
+
+describe('latchkey --help', () => {
+  // Every command and subcommand of the table the CLI dispatches from: a new one is covered.
+  const cases = Object.entries(COMMANDS).flatMap(([name, command]) =>
+    command.help
+      ? [{ words: [name], help: command.help }]
+      : Object.entries(command.subcommands ?? {}).map(([sub, help]) => ({
+          words: [name, sub],
+          help,
+        })),
+  );
+
+  it('covers every command', () => {
+    expect(cases.map((c) => c.words.join(' '))).toEqual(
+      expect.arrayContaining(['serve', 'migrate', 'tenant update', 'keys create', 'secret rotate']),
+    );
+  });
+
+  it.concurrent.for(cases.flatMap((c) => ['--help', '-h'].map((flag) => ({ ...c, flag }))))(
+    'latchkey $words.0 $words.1 $flag prints its options and an example, exit 0, with no configuration',
+    async ({ words, help, flag }, { expect }) => {
+      // Nothing but PATH: help needs no database, secret or setting.
+      const result = await latchkey([...words, flag], {}, { only: true });
+      expect(result).toMatchObject({ code: 0, stderr: '' });
+      expect(result.stdout).toContain(`usage: latchkey ${help.usage}\n`);
+      expect(result.stdout).toContain(`example:\n  ${help.example}`);
+      expect(result.stdout).toMatch(/^ {2}-h, --help +show this help$/m);
+      for (const [option] of help.options) expect(result.stdout).toContain(`  ${option}`);
+      expect(help.example.startsWith('latchkey ') || help.example.includes(' latchkey ')).toBe(
+        true,
+      );
+      // The flag may come anywhere, `latchkey help …` says the same.
+      const late = await latchkey([...words, '--json', flag], {}, { only: true });
+      expect(late).toEqual(result);
+      expect(await latchkey(['help', ...words], {}, { only: true })).toEqual(result);
+    },
+  );
+
+  it.concurrent.for(Object.entries(COMMANDS).filter(([, command]) => command.subcommands))(
+    'latchkey %s --help lists each subcommand; without one it is a usage error',
+    async ([name, command], { expect }) => {
+      const result = await latchkey([name, '--help'], {}, { only: true });
+      expect(result).toMatchObject({ code: 0, stderr: '' });
+      for (const sub of Object.values(command.subcommands ?? {}))
+        expect(result.stdout).toContain(`latchkey ${sub.usage}`);
+      const missing = await latchkey([name], {}, { only: true });
+      expect(missing).toMatchObject({ code: 2, stdout: '' });
+      expect(missing.stderr).toContain(`latchkey ${name} SUBCOMMAND --help`);
+      const unknown = await latchkey([name, 'bogus', '--help'], {}, { only: true });
+      expect(unknown).toMatchObject({ code: 2, stdout: '' });
+      expect(unknown.stderr).toMatch(new RegExp(`^error: unknown subcommand "${name} bogus"`));
+    },
+  );
+});
+
+describe('latchkey serve: where it listens', () => {
+  it('a port in use: says so and how to pick another, exit 1, no stack trace', async () => {
+    const fresh = await freshDatabaseUrl('sqlite');
+    const first = await startServe(
+      { DATABASE_URL: fresh.url, LATCHKEY_SECRET: SECRET },
+      '/healthz',
+    );
+    try {
+      const port = new URL(first.url).port;
+      const second = await latchkey(['serve'], {
+        DATABASE_URL: fresh.url,
+        LATCHKEY_SECRET: SECRET,
+        PORT: port,
+        HOST: '127.0.0.1',
+        LOG_LEVEL: 'warn',
+      });
+      expect(second.code).toBe(1);
+      expect(second.stderr).toContain(
+        `error: port ${port} is in use: another server (another Latchkey, perhaps) is listening on it. Stop that one, or pick another port: PORT=8788 npm start (or PORT=8788 latchkey serve)`,
+      );
+      expect(second.stderr).not.toMatch(/^\s+at /m);
+      // The first one is untouched.
+      expect((await fetch(`${first.url}/healthz`)).status).toBe(200);
+    } finally {
+      first.child.kill('SIGTERM');
+      await first.exited;
+      await fresh.drop();
+    }
+  });
+
+  it('npm start (serve --demo) listens on loopback only unless HOST is set', async () => {
+    const fresh = await freshDatabaseUrl('sqlite');
+    // No HOST: what `npm start` does with nothing set.
+    const { HOST: _host, ...inherited } = process.env;
+    const env = {
+      ...inherited,
+      DATABASE_URL: fresh.url,
+      LATCHKEY_SECRET: SECRET,
+      PORT: '0',
+      LOG_LEVEL: 'warn',
+    };
+    const child = spawn(process.execPath, [MAIN, 'serve', '--demo'], {
+      env,
+      cwd: tmpdir(),
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    try {
+      const url = new URL(await listeningUrl(child));
+      expect(['127.0.0.1', '[::1]']).toContain(url.hostname);
+      expect((await fetch(`${url.origin}/healthz`)).status).toBe(200);
+      // Not on the machine's other addresses.
+      const external = Object.values(networkInterfaces())
+        .flat()
+        .find((a) => a && !a.internal && a.family === 'IPv4');
+      if (external) {
+        const other = await fetch(`http://${external.address}:${url.port}/healthz`).then(
+          (r) => r.status,
+          (error: Error & { cause?: { code?: string } }) => error.cause?.code,
+        );
+        expect(other).toBe('ECONNREFUSED');
+      }
+    } finally {
+      child.kill('SIGTERM');
+      await exited;
+      await fresh.drop();
+    }
   });
 });
 

@@ -15,7 +15,7 @@ import type { Browser, BrowserContext, Page, Response as PageResponse } from 'pl
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { localBus } from '../src/cache/invalidation.js';
 import { defaults } from '../src/config/defaults.js';
-import { listKeys, revokeKey } from '../src/modules/keys/index.js';
+import { createKey, listKeys, revokeKey } from '../src/modules/keys/index.js';
 import { updateTenant } from '../src/modules/tenants/index.js';
 import { type Database, openDatabase } from '../src/storage/index.js';
 import {
@@ -663,6 +663,88 @@ describe.skipIf(!HAVE_CHROMIUM)('hosted pages in Chromium', () => {
     expect(hostedSessions).toEqual([]);
   });
 
+  it('a link from a page whose origin is not allowed: the tenant, how to allow it, the way back', async () => {
+    // A development tenant that allows another origin than the caller's.
+    const elsewhere = await app.tenant({ allowedOrigins: ['https://app.example.com'] });
+    const link = hosted('/sign-in', elsewhere);
+    mkdirSync(ARTIFACTS, { recursive: true });
+    await withContext({}, async (_context, page) => {
+      // The caller's own page, with the link a newcomer wrote: the browser sends its origin
+      // as the Referer.
+      await page.route(`${caller.origin}/start`, (route) =>
+        route.fulfill({
+          contentType: 'text/html',
+          body: `<!doctype html><html lang="en"><title>App</title><a href="${link}">Sign in</a></html>`,
+        }),
+      );
+      await page.goto(`${caller.origin}/start`);
+      const refused = await submit(page, 'a');
+      expect(refused?.status()).toBe(400);
+      expect(await h1(page)).toBe('This sign-in link does not work');
+      expect(await page.textContent('.tenant')).toBe(elsewhere.tenant.name);
+      expect(await page.textContent('[role=alert]')).toContain(
+        `${caller.origin} is not an allowed origin of ${elsewhere.tenant.name}`,
+      );
+      expect(await page.textContent('.fix')).toContain(
+        `latchkey tenant update ${elsewhere.tenant.id} --add-origin ${caller.origin}`,
+      );
+      await page.screenshot({ path: join(ARTIFACTS, 'refused-origin.png'), fullPage: true });
+      await page.setViewportSize({ width: 375, height: 740 });
+      await page.screenshot({ path: join(ARTIFACTS, 'refused-origin-mobile.png'), fullPage: true });
+      expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(
+        375,
+      );
+      await page.setViewportSize({ width: 1280, height: 800 });
+      // The way back leads to the site the user came from.
+      await submit(page, `a:has-text("Go back to ${new URL(caller.origin).host}")`);
+      expect(page.url()).toBe(`${caller.origin}/`);
+      // The command works as shown (run here as the CLI would), and the link then works.
+      await updateTenant(otherProcess(), elsewhere.tenant.id, { addOrigins: [caller.origin] });
+      await expect.poll(async () => (await page.goto(link))?.status()).toBe(200);
+      expect(await h1(page)).toBe('Sign in');
+    });
+    // A production tenant shows neither the command nor the admin area.
+    await withContext({}, async (_context, page) => {
+      expect((await page.goto(hosted('/sign-in', production)))?.status()).toBe(400);
+      expect(await page.$('.fix')).toBeNull();
+      expect(await page.content()).not.toContain('latchkey tenant');
+    });
+  });
+
+  it('a secret key used from a web page: the page reads that it is exposed, and nothing is done', async () => {
+    const leaked = await createKey(app.ctx.database.db, open.tenant.id, { kind: 'secret' });
+    const address = email('from-page');
+    await withContext({}, async (_context, page) => {
+      // A page the caller's server really serves (a fulfilled one would have no address,
+      // and Chromium's local network access rules would refuse its fetch to loopback).
+      await page.goto(callback());
+      // What a newcomer writes: the REST API's sign-up, called from the page with sk_.
+      const answer = await page.evaluate(
+        async ([url, key, mailbox]) => {
+          const res = await fetch(`${url}/v1/auth/sign-up`, {
+            method: 'POST',
+            headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+            body: JSON.stringify({ email: mailbox, password: 'correct horse battery staple' }),
+          });
+          return { status: res.status, body: await res.json() };
+        },
+        [app.url, leaked.plaintext, address] as const,
+      );
+      const body = answer.body as { code: string; detail: string };
+      expect(answer.status).toBe(403);
+      expect(body.code).toBe('forbidden');
+      expect(body.detail).toContain('must never reach a browser. Treat it as exposed');
+      expect(body.detail).toContain(
+        `latchkey keys revoke --tenant ${open.tenant.id} ${leaked.key.id}`,
+      );
+    });
+    // No user was made.
+    const found = await app.request(`/v1/users?email=${encodeURIComponent(address)}`, {
+      headers: { authorization: `Bearer ${open.secretKey}` },
+    });
+    expect((await json(found)).data).toEqual([]);
+  });
+
   it('has no serious or critical accessibility violations (axe-core)', async () => {
     const axePath = join(dirname(createRequire(import.meta.url).resolve('axe-core')), 'axe.min.js');
     const axe = readFileSync(axePath, 'utf8');
@@ -674,6 +756,14 @@ describe.skipIf(!HAVE_CHROMIUM)('hosted pages in Chromium', () => {
         ['forgot-password', () => page.goto(hosted('/forgot-password', open))],
         ['sign-in error', () => signIn(page, hosted('/sign-in', open), u.email, 'wrong password')],
         ['refusal', () => page.goto(`${app.url}/sign-in?pk=${open.publishableKey}`)],
+        [
+          'refused origin',
+          () =>
+            page.goto(
+              `${app.url}/sign-in?${new URLSearchParams({ pk: open.publishableKey, redirect_url: 'https://elsewhere.example.com/cb' })}`,
+              { referer: `${caller.origin}/` },
+            ),
+        ],
       ];
       const found = await seriousViolations(page, pages, axe);
       if (found.length) console.error(found.join('\n'));

@@ -5,6 +5,7 @@ import { openMasterSecret } from '../modules/master-secret/index.js';
 import { migrateToLatest, openDatabase, type Publisher } from '../storage/index.js';
 import { adminCommand } from './admin.js';
 import { UsageError } from './args.js';
+import { COMMANDS, formatCommandHelp, formatHelp, formatUsage } from './help.js';
 import { keysCommand } from './keys.js';
 import type { OpenedDatabase } from './opened.js';
 import type { Output } from './output.js';
@@ -12,39 +13,6 @@ import { providerCommand } from './provider.js';
 import { secretCommand } from './secret.js';
 import { signingKeyCommand } from './signing-key.js';
 import { tenantCommand } from './tenant.js';
-
-const USAGE = `latchkey: self-hostable multi-tenant authentication
-
-usage:
-  latchkey serve [--demo]
-  latchkey migrate
-  latchkey tenant create --name NAME [--plan free|pro|enterprise] [--rps N --rpm N]
-                         [--env development|production] [--origin URL]... [--json]
-  latchkey tenant list|show ID|update ID [--plan P] [--rps N] [--rpm N] [--origin URL]...
-                         [--require-verification true|false] [--token-ttl SECONDS]
-                         [--logo-url https://…] [--primary-color #rrggbb]
-                         [--audience URI (token aud; '' for {auth_url}/t/ID/api)] [--json]
-  latchkey keys create --tenant ID [--kind secret|publishable] [--scope S]... [--name N] [--json]
-  latchkey keys list --tenant ID [--json]
-  latchkey keys revoke --tenant ID KEY_ID [--json]
-  latchkey provider set --tenant ID PROVIDER --client-id ID [--client-secret S | --client-secret-file F]
-                        [--enable|--disable]   (apple: --team-id --key-id --private-key-file;
-                        microsoft: --audience common|organizations|consumers|DIRECTORY_ID)
-  latchkey provider set --tenant ID PROVIDER --mode development|live|off
-                        (development: no credentials, development tenants only)
-  latchkey provider list --tenant ID [--json]
-  latchkey signing-key rotate --tenant ID [--now] [--json]   (publish a new key; it signs in 120 s)
-  latchkey signing-key list --tenant ID [--json]
-  latchkey signing-key revoke --tenant ID KID [--json]   (a leaked key: its tokens stop at once)
-  latchkey admin create --email E [--password P] [--superuser | --tenant ID]... [--json]
-                        (no --password: one is generated and printed once)
-  latchkey admin list [--json] | delete --email E | reset-password --email E [--password P]
-  latchkey secret rotate [--json]   (instances stopped; the new secret from LATCHKEY_NEW_SECRET,
-                           or generated into the data folder's secret file when that holds the
-                           current one; LATCHKEY_PREVIOUS_SECRET also opens older values)
-
-Configuration comes from the environment: PORT, PUBLIC_URL, DATABASE_URL, REDIS_URL,
-LATCHKEY_SECRET, SMTP_URL, TRUST_PROXY, LATCHKEY_PROVIDER_ENDPOINTS.`;
 
 /**
  * Runs a command on the database, with the master secret's box once the database has agreed
@@ -83,6 +51,35 @@ const cliBus = (config: Config, output: Output): Publisher => ({
   publish: (topic) => tellInstances(config, output, topic),
 });
 
+/** `--help` or `-h` among the arguments (before a `--` that ends the options). */
+function asksForHelp(args: string[]): boolean {
+  for (const arg of args) {
+    if (arg === '--') return false;
+    if (arg === '--help' || arg === '-h') return true;
+  }
+  return false;
+}
+
+/** The help of `[command, subcommand]` from the command table; exit 0, or 2 for an unknown name. */
+function help(words: string[], output: Output): number {
+  const [name = '', sub] = words;
+  const command = COMMANDS[name];
+  if (!command || !Object.hasOwn(COMMANDS, name)) {
+    output.err(`error: unknown command "${name}"\n\n${formatUsage()}`);
+    return 2;
+  }
+  const subHelp =
+    sub && !sub.startsWith('-') && command.subcommands && Object.hasOwn(command.subcommands, sub)
+      ? command.subcommands[sub]
+      : undefined;
+  if (sub && !sub.startsWith('-') && command.subcommands && !subHelp) {
+    output.err(`error: unknown subcommand "${name} ${sub}"\n\n${formatCommandHelp(name)}`);
+    return 2;
+  }
+  output.out(subHelp ? formatHelp(subHelp) : formatCommandHelp(name));
+  return 0;
+}
+
 /** Runs one CLI invocation; returns the process exit code. */
 export async function runCli(
   argv: string[],
@@ -92,8 +89,20 @@ export async function runCli(
   const [command, ...args] = argv;
   try {
     if (!command || command === 'help' || command === '--help' || command === '-h') {
-      output.out(USAGE);
+      // `latchkey help tenant update` is `latchkey tenant update --help`.
+      if (command === 'help' && args[0]) return help(args, output);
+      output.out(formatUsage());
       return command ? 0 : 2;
+    }
+    if (!Object.hasOwn(COMMANDS, command))
+      throw new UsageError(`unknown command "${command}"\n\n${formatUsage()}`);
+    if (asksForHelp(args)) return help([command, ...args], output);
+    const subcommands = COMMANDS[command]?.subcommands;
+    if (subcommands && !Object.hasOwn(subcommands, args[0] ?? '')) {
+      const what = args[0]
+        ? `unknown subcommand "${command} ${args[0]}"`
+        : 'a subcommand is missing';
+      throw new UsageError(`${what}\n\n${formatCommandHelp(command)}`);
     }
     // migrate works on the database alone: a server setting it does not use (a scripted
     // deploy may leave PORT or PUBLIC_URL unset or odd at that step) does not stop it.
@@ -158,7 +167,7 @@ export async function runCli(
         return 0;
       }
       default:
-        throw new UsageError(`unknown command "${command}"\n\n${USAGE}`);
+        throw new UsageError(`unknown command "${command}"\n\n${formatUsage()}`);
     }
   } catch (error) {
     if (error instanceof UsageError) {

@@ -84,6 +84,25 @@ async function demo(ctx: AppContext, output: Output): Promise<void> {
   );
 }
 
+/** Why the server could not listen, and what to do about it, without a stack trace. */
+function listenError(error: unknown, port: number, host: string): Error {
+  const code = (error as NodeJS.ErrnoException).code;
+  const other = port === 8788 ? 8789 : 8788;
+  if (code === 'EADDRINUSE')
+    return new Error(
+      `port ${port} is in use: another server (another Latchkey, perhaps) is listening on it. Stop that one, or pick another port: PORT=${other} npm start (or PORT=${other} latchkey serve)`,
+    );
+  if (code === 'EACCES')
+    return new Error(
+      `this user may not listen on port ${port}; pick a port above 1023: PORT=${other} latchkey serve`,
+    );
+  if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND')
+    return new Error(
+      `HOST=${host} is not an address of this machine; use HOST=localhost (this machine only) or HOST=0.0.0.0 (every interface)`,
+    );
+  return error as Error;
+}
+
 export async function serveCommand(config: Config, args: string[], output: Output): Promise<void> {
   const { values } = parse(args, { demo: { type: 'boolean' } });
   const database = openDatabase(config.databaseUrl);
@@ -100,12 +119,21 @@ export async function serveCommand(config: Config, args: string[], output: Outpu
     database,
     warn: (message) => output.err(`warning: ${message}`),
   });
-  const address = await app.listen({ port: config.port, host: config.host });
+  const host = config.host ?? (values.demo ? defaults.demoHost : defaults.host);
+  let address: string;
+  try {
+    address = await app.listen({ port: config.port, host });
+  } catch (error) {
+    await close();
+    throw listenError(error, config.port, host);
+  }
   const base = config.publicUrl;
   // PORT=0: the system chose the port, which PUBLIC_URL cannot know; say where it is.
   output.out(
     `Latchkey is listening on ${config.port === 0 ? address : base}  (${database.dialect})`,
   );
+  if (host === defaults.demoHost && !config.host)
+    output.out('  reachable from this machine only; HOST=0.0.0.0 opens it to the network');
   output.out(`  API reference  ${base}/v1/openapi.json`);
   output.out(`  health         ${base}/healthz  ${base}/readyz`);
   output.out(

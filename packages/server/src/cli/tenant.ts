@@ -15,6 +15,8 @@ const TENANT_FLAGS = {
   rpm: { type: 'string' },
   env: { type: 'string' },
   origin: { type: 'string', multiple: true },
+  'add-origin': { type: 'string', multiple: true },
+  'remove-origin': { type: 'string', multiple: true },
   'require-verification': { type: 'string' },
   'token-ttl': { type: 'string' },
   'logo-url': { type: 'string' },
@@ -37,7 +39,8 @@ export async function tenantCommand(
     plan: values.plan as Plan | undefined,
     rps: integer(values.rps, '--rps'),
     rpm: integer(values.rpm, '--rpm'),
-    allowedOrigins: values.origin,
+    // `--origin ''` on its own allows none.
+    allowedOrigins: values.origin?.filter(Boolean),
     requireEmailVerification: bool(values['require-verification'], '--require-verification'),
     accessTokenTtl: integer(values['token-ttl'], '--token-ttl'),
     logoUrl: values['logo-url'],
@@ -47,6 +50,8 @@ export async function tenantCommand(
   switch (sub) {
     case 'create': {
       required(values.name, '--name');
+      if (values['add-origin'] || values['remove-origin'])
+        throw new UsageError('tenant create takes --origin URL (repeat it for each origin)');
       const signingKeys = new SigningKeys(db, database.box);
       const { tenant, secretKey, publishableKey } = await provisionTenant(
         { db, signingKeys },
@@ -73,7 +78,24 @@ export async function tenantCommand(
     case 'update': {
       if (values.env)
         throw new UsageError('a tenant cannot change environment; create another tenant');
-      const tenant = await updateTenant(database, required(positionals[0], 'TENANT_ID'), input);
+      const id = required(positionals[0], 'TENANT_ID');
+      const adding = values['add-origin'] ?? [];
+      const removing = values['remove-origin'] ?? [];
+      if (values.origin && (adding.length || removing.length))
+        throw new UsageError(
+          '--origin replaces the whole list; give either --origin, or --add-origin / --remove-origin',
+        );
+      const before = values.origin ? (await getTenant(db, id)).allowedOrigins : [];
+      const tenant = await updateTenant(database, id, {
+        ...input,
+        addOrigins: adding,
+        removeOrigins: removing,
+      });
+      const dropped = before.filter((o) => !tenant.allowedOrigins.includes(o));
+      if (dropped.length)
+        output.err(
+          `note: --origin replaced the allowed origins; no longer allowed: ${dropped.join(' ')} (--add-origin adds one and keeps the others)`,
+        );
       return values.json ? json(output, tenant) : describeTenant(output, tenant, config.publicUrl);
     }
     default:

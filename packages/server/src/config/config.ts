@@ -18,7 +18,8 @@ export type TrustProxy = boolean | number | string[];
 
 export interface Config {
   readonly port: number;
-  readonly host: string;
+  /** HOST; unset: `serve` listens on defaults.host, `serve --demo` on defaults.demoHost. */
+  readonly host: string | undefined;
   readonly publicUrl: string;
   readonly databaseUrl: string;
   readonly redisUrl: string | undefined;
@@ -171,7 +172,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, options: LoadOptions = {}): C
   }
   return Object.freeze({
     port,
-    host: env.HOST || defaults.host,
+    host: env.HOST || undefined,
     publicUrl,
     databaseUrl,
     redisUrl,

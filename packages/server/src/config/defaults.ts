@@ -34,7 +34,10 @@ const signInFailures: SignInFailurePolicy = {
 
 export const defaults = {
   port: 8787,
+  /** `latchkey serve` without HOST: every interface (a server, usually behind a proxy). */
   host: '0.0.0.0',
+  /** `npm start` (`serve --demo`, which prints an admin password) without HOST: this machine only. */
+  demoHost: 'localhost',
   databaseUrl: 'sqlite:./data/latchkey.db',
   dataDir: './data',
   /** Largest request body the API accepts (bytes). A 1 MB password is refused here, quickly. */

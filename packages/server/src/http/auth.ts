@@ -1,7 +1,13 @@
 import type { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import { defaults } from '../config/defaults.js';
 import { LatchkeyError } from '../errors/index.js';
-import type { KeyContext, Scope } from '../modules/keys/index.js';
+import {
+  type KeyContext,
+  publishableKeyRefused,
+  type Scope,
+  secretKeyExposed,
+  secretKeyRefused,
+} from '../modules/keys/index.js';
 import {
   addressBucket,
   planWindows,
@@ -58,13 +64,9 @@ export async function authenticateSecretKey(
     await refuseKey(
       ctx,
       request,
-      new LatchkeyError(
-        'unauthorized',
-        challenges.hint ?? 'Send a secret key as Authorization: Bearer sk_…',
-        {
-          headers: { 'www-authenticate': challenges.missing },
-        },
-      ),
+      new LatchkeyError('unauthorized', secretKeyRefused(undefined, challenges.hint), {
+        headers: { 'www-authenticate': challenges.missing },
+      }),
     );
   }
   const found = await ctx.keys.resolve(presented as string);
@@ -72,12 +74,24 @@ export async function authenticateSecretKey(
     await refuseKey(
       ctx,
       request,
-      new LatchkeyError('unauthorized', 'The key is not valid or has been revoked', {
+      new LatchkeyError('unauthorized', secretKeyRefused(presented), {
         headers: { 'www-authenticate': challenges.invalid },
       }),
     );
   }
   const auth = found as NonNullable<typeof found>;
+  // Browsers send Origin on every cross-origin request (and servers do not, unless they
+  // forward a browser's): a secret key there is in a web page.
+  const origin = request.headers.origin;
+  if (auth.key.kind === 'secret' && origin !== undefined) {
+    throw new LatchkeyError(
+      'forbidden',
+      `${secretKeyExposed(auth, `This request comes from a browser (it has an Origin header, ${origin.slice(0, 100)}), and its key`)} (A server that forwards a browser's Origin header should not.)`,
+      // Readable by the page that sent it (http/not-found.ts lets its preflight through),
+      // so that its developer sees this rather than a CORS error.
+      { headers: { 'access-control-allow-origin': origin, vary: 'Origin' } },
+    );
+  }
   if (auth.key.kind !== 'secret') {
     throw new LatchkeyError(
       'forbidden',
@@ -139,19 +153,16 @@ export async function requirePublishableKey(
   const query = formField(request.query, 'pk') || undefined;
   const fromBearer = bearerToken(request.headers.authorization, 'pk_');
   const pk = typeof header === 'string' ? header : typeof query === 'string' ? query : fromBearer;
-  if (!pk)
-    throw new LatchkeyError(
-      'unauthorized',
-      'Send the publishable key as ?pk= or X-Latchkey-Publishable-Key',
-    );
-  if (!pk.startsWith('pk_'))
+  if (!pk) throw new LatchkeyError('unauthorized', publishableKeyRefused(undefined));
+  if (pk.startsWith('sk_')) {
+    const secret = await ctx.keys.resolve(pk);
     throw new LatchkeyError(
       'forbidden',
-      'This endpoint takes a publishable key (pk_…); never send a secret key from a browser',
+      secretKeyExposed(secret?.key.kind === 'secret' ? secret : undefined, 'The key sent'),
     );
+  }
   const found = await ctx.keys.resolvePublishable(pk);
-  if (!found)
-    throw new LatchkeyError('unauthorized', 'The publishable key is not valid or has been revoked');
+  if (!found) throw new LatchkeyError('unauthorized', publishableKeyRefused(pk));
   return { ...found, publishableKey: pk };
 }
 

@@ -167,6 +167,8 @@ export function introspectionFastPath(
       headers['transfer-encoding'] !== undefined ||
       headers['content-encoding'] !== undefined ||
       headers.expect !== undefined ||
+      // A browser's request: Fastify's path refuses its secret key (http/auth.ts).
+      headers.origin !== undefined ||
       !enabled()
     )
       return false;

@@ -181,6 +181,32 @@ export function messagePage(
   return layout(ctx, title, html`${alertBox({ kind, message }, 'alert')}${onward(link)}`);
 }
 
+/**
+ * A hosted link that was refused (docs/design.md §4.3): why, the way back to the page the
+ * user came from, and, on a development tenant whose allowed origins lack the return
+ * address's, how its developer allows it.
+ */
+export function refusedLinkPage(
+  ctx: PageContext,
+  p: {
+    message: string;
+    back: string | undefined;
+    allow?: { origin: string; tenantId: string; adminUrl: string };
+  },
+): Html {
+  const fix =
+    p.allow &&
+    html`<div class="fix"><p>To allow it (development tenants only), run:</p>
+<p><code class="command">latchkey tenant update ${p.allow.tenantId} --add-origin ${p.allow.origin}</code></p>
+<p>or add <code>${p.allow.origin}</code> to <a href="${p.allow.adminUrl}">Allowed origins</a> in the admin area.</p></div>`;
+  const back = p.back ? { href: p.back, text: `Go back to ${new URL(p.back).host}` } : undefined;
+  return layout(
+    ctx,
+    'This sign-in link does not work',
+    html`${alertBox({ kind: 'error', message: p.message }, 'alert')}${fix}${back ? onward(back) : html`<p class="hint">Use your browser's Back button to return.</p>`}`,
+  );
+}
+
 /** One button that POSTs (with CSRF) to `action`, and maybe a link elsewhere. */
 export function buttonPage(p: {
   ctx: PageContext;

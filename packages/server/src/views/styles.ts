@@ -35,7 +35,10 @@ button:has(svg){display:flex;align-items:center;justify-content:center;gap:.6rem
 label.check{display:flex;gap:.5rem;align-items:center;font-weight:400}
 label.check input{width:auto;margin:0}
 nav{margin-top:1.5rem;text-align:center;font-size:.95rem;display:flex;flex-direction:column;gap:.5rem}
-.or{text-align:center;color:#57606a;margin:1.25rem 0 0}`;
+.or{text-align:center;color:#57606a;margin:1.25rem 0 0}
+.fix{font-size:.95rem}
+.fix code{font-family:ui-monospace,monospace;font-size:.85rem;overflow-wrap:anywhere;background:#f6f8fa;border:1px solid #d0d7de;border-radius:4px;padding:.05rem .25rem}
+.fix .command{display:block;padding:.5rem .6rem;border-radius:6px}`;
 
 /** The admin area: a top bar, wide tables and cards; tables become lists on a phone. */
 const ADMIN = `body{background:#f6f8fa}

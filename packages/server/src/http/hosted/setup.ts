@@ -7,7 +7,7 @@ import {
   signInBrowser,
 } from '../../modules/hosted/index.js';
 import type { User } from '../../modules/users/index.js';
-import { messagePage } from '../../views/hosted.js';
+import { refusedLinkPage } from '../../views/hosted.js';
 import { type AppContext, hostedDeps } from '../context.js';
 import { formField, isRecord } from '../form-body.js';
 import { seeOther } from '../pages/respond.js';
@@ -40,19 +40,34 @@ export async function resolveHosted(
     return h;
   } catch (error) {
     if (!(error instanceof Refusal)) throw error;
+    request.pageTenant = error.tenant;
+    const tenantId = error.tenant?.id ?? '';
     sendPage(
       reply,
       400,
-      messagePage(
-        pageContext(request),
-        'This sign-in link does not work',
-        error.message,
-        undefined,
-        'error',
-      ),
+      refusedLinkPage(pageContext(request), {
+        message: error.message,
+        back: referringOrigin(request.headers.referer, ctx.authUrl),
+        allow:
+          error.originToAllow && error.tenant?.environment === 'development'
+            ? {
+                origin: error.originToAllow,
+                tenantId,
+                adminUrl: `${ctx.authUrl}/admin/tenants/${tenantId}`,
+              }
+            : undefined,
+      }),
     );
     return undefined;
   }
+}
+
+/** The page the browser came from (its origin, as browsers send it), unless it is ours. */
+function referringOrigin(referer: string | undefined, authUrl: string): string | undefined {
+  if (!referer || !URL.canParse(referer)) return undefined;
+  const url = new URL(referer);
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') return undefined;
+  return url.origin === new URL(authUrl).origin ? undefined : `${url.origin}/`;
 }
 
 /**

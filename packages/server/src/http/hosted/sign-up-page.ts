@@ -31,13 +31,20 @@ export function signUpPages(scope: FastifyInstance, ctx: AppContext) {
     try {
       const done = await signUpInBrowser(deps, h, input);
       if (done.signedIn) return redirectSignedIn(ctx, reply, h, done.signedIn);
+      // The same words for a new address (a verification link) and one that has an account
+      // (a mail with a sign-in and a reset link, or none past the mail limits): true for both.
+      const outbox =
+        !ctx.config.smtpUrl && h.tenant.environment === 'development'
+          ? ` (This server has no SMTP_URL, so mail is not delivered: it is kept in the dev outbox, ${ctx.authUrl}/admin/outbox, and the server's log names each one.)`
+          : '';
       return sendPage(
         reply,
         201,
         messagePage(
           pageContext(request),
           'Check your inbox',
-          `We sent a link to ${done.mailedTo}. Open it to verify your address, then sign in.`,
+          `We are sending a message about this sign-up to ${done.mailedTo}: follow its link to go on. If nothing arrives within a few minutes, look in your spam folder, or try signing in.${outbox}`,
+          { href: `/sign-in?${hostedQuery(h)}`, text: 'Sign in' },
         ),
       );
     } catch (error) {

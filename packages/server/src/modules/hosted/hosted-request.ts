@@ -1,5 +1,5 @@
 import { defaults } from '../../config/defaults.js';
-import type { KeyResolver } from '../keys/index.js';
+import { type KeyResolver, publishableKeyRefused, secretKeyExposed } from '../keys/index.js';
 import { isAllowedOrigin, schemeProblem, type Tenant } from '../tenants/index.js';
 
 /** What a caller asked for when it sent the browser to the hosted page. */
@@ -13,6 +13,15 @@ export interface HostedRequest {
 
 export class Refusal extends Error {
   override name = 'Refusal';
+  constructor(
+    message: string,
+    /** The tenant of the link, once its key is known: its name is shown. */
+    readonly tenant?: Tenant,
+    /** A development tenant's origin that is not allowed yet: the page says how to allow it. */
+    readonly originToAllow?: string,
+  ) {
+    super(message);
+  }
 }
 
 /** Checks pk and redirect_url as docs/design.md §4.3 says; refusals are pages, never redirects. */
@@ -24,42 +33,58 @@ export async function checkHostedRequest(
     typeof query[name] === 'string' ? (query[name] as string) : undefined;
   const pk = str('pk');
   if (!pk) throw new Refusal('This sign-in link has no publishable key (pk).');
+  if (pk.startsWith('sk_')) {
+    const secret = await deps.keys.resolve(pk);
+    throw new Refusal(
+      secretKeyExposed(
+        secret?.key.kind === 'secret' ? secret : undefined,
+        'The key in this link (pk)',
+      ),
+      secret?.tenant,
+    );
+  }
   const found = await deps.keys.resolvePublishable(pk);
   if (!found) {
-    throw new Refusal('This sign-in link has an unknown or revoked publishable key.');
+    throw new Refusal(
+      publishableKeyRefused(pk, 'This sign-in link has an unknown or revoked publishable key (pk)'),
+    );
   }
   const tenant = found.tenant;
+  const refuse = (message: string) => new Refusal(message, tenant);
+  const dev = tenant.environment === 'development';
+  const schemes = dev
+    ? 'an https:// URL, or http://localhost (or 127.0.0.1) on this development tenant'
+    : 'an https:// URL';
   const raw = str('redirect_url');
-  if (!raw) throw new Refusal('This sign-in link does not say where to return (redirect_url).');
+  if (!raw) throw refuse('This sign-in link does not say where to return (redirect_url).');
   let url: URL;
   try {
     url = new URL(raw);
   } catch {
-    throw new Refusal('The return address (redirect_url) must be an absolute URL.');
+    throw refuse(`The return address (redirect_url) must be an absolute URL: ${schemes}.`);
   }
   if (raw.length > defaults.hosted.redirectUrlMaxLength)
-    throw new Refusal('The return address is too long.');
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') {
-    throw new Refusal('The return address must be an https address.');
-  }
+    throw refuse('The return address is too long.');
   if (url.username || url.password || raw.includes('#')) {
-    throw new Refusal('The return address may not carry credentials or a fragment.');
+    throw refuse('The return address may not carry credentials or a fragment.');
   }
   if (schemeProblem(url, tenant.environment)) {
-    throw new Refusal(
-      'The return address must use https (http is allowed only for localhost in development).',
-    );
+    throw refuse(`The return address (redirect_url) must be ${schemes}.`);
   }
   if (!isAllowedOrigin(tenant, url.origin)) {
-    throw new Refusal(`${url.origin} is not an allowed origin of this application.`);
+    throw new Refusal(
+      `${url.origin} is not an allowed origin of ${tenant.name}, so this page cannot return there.`,
+      tenant,
+      dev ? url.origin : undefined,
+    );
   }
   const state = str('state');
   if (state !== undefined && state.length > defaults.hosted.stateMaxLength)
-    throw new Refusal('The state parameter is too long.');
+    throw refuse('The state parameter is too long.');
   const codeChallenge = str('code_challenge');
   if (codeChallenge !== undefined) {
     if (str('code_challenge_method') !== 'S256' || !/^[A-Za-z0-9_-]{43}$/.test(codeChallenge)) {
-      throw new Refusal('code_challenge must be a base64url SHA-256 (code_challenge_method=S256).');
+      throw refuse('code_challenge must be a base64url SHA-256 (code_challenge_method=S256).');
     }
   }
   return { tenant, publishableKey: pk, redirectUrl: url, state, codeChallenge };

@@ -1,3 +1,4 @@
+export { publishableKeyRefused, secretKeyExposed, secretKeyRefused } from './guidance.js';
 export {
   type ApiKey,
   type CreateKeyInput,

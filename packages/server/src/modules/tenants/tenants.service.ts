@@ -51,6 +51,10 @@ export interface TenantInput {
   rpm?: number;
   environment?: Environment;
   allowedOrigins?: string[];
+  /** Update only: origins added to (after `allowedOrigins`, if given) the current list. */
+  addOrigins?: string[];
+  /** Update only: origins taken off the list. */
+  removeOrigins?: string[];
   requireEmailVerification?: boolean;
   accessTokenTtl?: number;
   passwordEnabled?: boolean;
@@ -89,7 +93,10 @@ const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
  */
 export function schemeProblem(url: URL, environment: Environment): string | null {
   if (url.protocol === 'https:') return null;
-  if (url.protocol !== 'http:') return 'must use https';
+  if (url.protocol !== 'http:')
+    return environment === 'development'
+      ? 'must be an http(s) URL: https, or http://localhost on development tenants'
+      : 'must be an https URL';
   if (environment !== 'development') return 'http is allowed only on development tenants';
   if (!LOOPBACK_HOSTS.has(url.hostname)) return 'http is allowed only for localhost and 127.0.0.1';
   return null;
@@ -122,12 +129,20 @@ export function isAllowedOrigin(tenant: Pick<Tenant, 'allowedOrigins'>, origin: 
 
 /** An allowed origin is an exact origin (scheme, host, port; no path) that passes the scheme rule. */
 export function checkOrigin(origin: string, environment: Environment): string | null {
+  const bare = /^([A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(:\d+)?\/?$/.exec(origin);
+  if (bare?.[1] && !origin.includes('://')) {
+    // `localhost:5173` parses as a URL of scheme "localhost:"; say what was meant.
+    const local = LOOPBACK_HOSTS.has(bare[1].toLowerCase());
+    const scheme = local && environment === 'development' ? 'http' : 'https';
+    return `has no scheme: use ${scheme}://${origin.replace(/\/$/, '')}`;
+  }
   let url: URL;
   try {
     url = new URL(origin);
   } catch {
     return 'is not an absolute URL';
   }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') return schemeProblem(url, environment);
   if (url.pathname !== '/' || url.search || url.hash || url.username || url.password) {
     return 'must be an origin only (no path, query or credentials)';
   }
@@ -240,6 +255,24 @@ function checkAudience(audience: string): string | null {
   return null;
 }
 
+/** The allowed origins after `removeOrigins` and `addOrigins` (checked like any others). */
+function editedOrigins(current: Tenant, input: TenantInput): string[] {
+  const base = input.allowedOrigins ?? current.allowedOrigins;
+  const originOf = (o: string) => (URL.canParse(o) ? new URL(o).origin : o);
+  const removed = (input.removeOrigins ?? []).map(originOf);
+  const unknown = removed.filter((o) => !base.includes(o));
+  if (unknown.length)
+    throw validationFailed(
+      unknown.map((o) => ({
+        path: `/removeOrigins/${removed.indexOf(o)}`,
+        code: 'origin_invalid',
+        message: `${o} is not an allowed origin of this tenant (allowed: ${base.join(' ') || 'none'})`,
+      })),
+    );
+  const kept = base.filter((o) => !removed.includes(o));
+  return [...kept, ...(input.addOrigins ?? []).filter((o) => !kept.includes(originOf(o)))];
+}
+
 const normaliseOrigins = (origins: string[]) => [...new Set(origins.map((o) => new URL(o).origin))];
 
 export async function createTenant(db: Kysely<Schema>, input: TenantInput): Promise<Tenant> {
@@ -287,10 +320,15 @@ export function checkTenantUpdate(tenant: Tenant, input: Omit<TenantInput, 'envi
 export async function updateTenant(
   deps: { db: Kysely<Schema>; bus: Publisher },
   id: string,
-  input: Omit<TenantInput, 'environment'>,
+  changes: Omit<TenantInput, 'environment'>,
 ): Promise<Tenant> {
   return transact(deps.db, deps.bus, async ({ db, invalidate }) => {
     const current = await getTenant(db, id);
+    // Origins added or removed one by one are read and written in the one transaction.
+    const input =
+      changes.addOrigins?.length || changes.removeOrigins?.length
+        ? { ...changes, allowedOrigins: editedOrigins(current, changes) }
+        : changes;
     const plan = input.plan ?? current.plan;
     validateInput(
       { ...input, plan: input.plan ?? (input.rps || input.rpm ? plan : undefined) },

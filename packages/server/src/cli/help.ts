@@ -1,0 +1,320 @@
+/**
+ * The CLI's command table: every command and subcommand, its options and an example. The
+ * dispatcher (index.ts) accepts only what is listed here, and answers `--help` / `-h` from it
+ * before reading any configuration, so that a new command cannot go without its help.
+ */
+
+export interface Help {
+  /** What follows `latchkey`, e.g. `tenant update ID [options]`. */
+  usage: string;
+  /** One or two sentences. */
+  about: string;
+  /** [flag, meaning]; `-h, --help` is added to every one. */
+  options: readonly (readonly [string, string])[];
+  /** A command line that works as shown, once its ids are filled in. */
+  example: string;
+}
+
+export interface Command {
+  /** One line for `latchkey help`. */
+  summary: string;
+  /** A command with subcommands (`latchkey tenant create`), or one that stands alone (`serve`). */
+  subcommands?: Readonly<Record<string, Help>>;
+  help?: Help;
+}
+
+const JSON_FLAG = ['--json', 'print JSON instead of text'] as const;
+
+const ORIGIN_FORM =
+  'an origin is scheme://host[:port], e.g. https://app.example.com; http only for localhost / 127.0.0.1 on development tenants';
+
+export const COMMANDS: Readonly<Record<string, Command>> = {
+  serve: {
+    summary: 'run the server',
+    help: {
+      usage: 'serve [--demo]',
+      about:
+        'Runs the HTTP server. It listens on HOST (default 0.0.0.0, every interface) and PORT (default 8787); with --demo (what `npm start` runs) HOST defaults to localhost, this machine only.',
+      options: [
+        [
+          '--demo',
+          'on first run create a demo tenant and an admin login and print them; listen on localhost unless HOST is set',
+        ],
+      ],
+      example: 'PORT=8788 latchkey serve',
+    },
+  },
+  migrate: {
+    summary: 'bring a PostgreSQL database up to date (serve migrates SQLite itself)',
+    help: {
+      usage: 'migrate',
+      about: 'Applies the pending database migrations, then exits.',
+      options: [],
+      example: 'DATABASE_URL=postgres://latchkey@db/latchkey latchkey migrate',
+    },
+  },
+  tenant: {
+    summary: 'create, list, show and change tenants',
+    subcommands: {
+      create: {
+        usage: 'tenant create --name NAME [options]',
+        about:
+          'Creates a tenant with its signing key, a secret key and a publishable key; the secret key is printed only once.',
+        options: [
+          ['--name NAME', 'the name users see on its pages (required)'],
+          ['--env development|production', 'the environment (default development); never changes'],
+          ['--plan free|pro|enterprise', 'the plan (default free)'],
+          ['--rps N --rpm N', 'the rate limits of an enterprise tenant'],
+          ['--origin URL', `an allowed origin; repeat for each (${ORIGIN_FORM})`],
+          ['--require-verification true|false', 'sign-in needs a verified e-mail address'],
+          ['--token-ttl SECONDS', 'access-token lifetime, 60 to 86400 (default 600)'],
+          ['--logo-url https://...', 'the logo on its pages'],
+          ['--primary-color #rrggbb', 'the colour of its pages'],
+          ['--audience URI', "the tokens' aud (default {auth_url}/t/ID/api)"],
+          JSON_FLAG,
+        ],
+        example: 'latchkey tenant create --name Acme --origin http://localhost:5173',
+      },
+      list: {
+        usage: 'tenant list [--json]',
+        about: 'Lists every tenant: id, environment, plan, name.',
+        options: [JSON_FLAG],
+        example: 'latchkey tenant list',
+      },
+      show: {
+        usage: 'tenant show ID [--json]',
+        about: 'Shows one tenant.',
+        options: [JSON_FLAG],
+        example: 'latchkey tenant show TENANT_ID --json',
+      },
+      update: {
+        usage: 'tenant update ID [options]',
+        about:
+          'Changes a tenant; what is not given stays as it is. --add-origin and --remove-origin change the allowed origins one by one; --origin replaces the whole list.',
+        options: [
+          ['--add-origin URL', `allow one more origin; repeatable (${ORIGIN_FORM})`],
+          ['--remove-origin URL', 'stop allowing an origin; repeatable'],
+          [
+            '--origin URL',
+            "REPLACES the allowed origins with the ones given (repeat for each; --origin '' allows none)",
+          ],
+          ['--name NAME', 'a new name'],
+          ['--plan free|pro|enterprise', 'another plan'],
+          ['--rps N --rpm N', 'the rate limits of an enterprise tenant'],
+          ['--require-verification true|false', 'sign-in needs a verified e-mail address'],
+          ['--token-ttl SECONDS', 'access-token lifetime, 60 to 86400'],
+          ['--logo-url https://...', "the logo on its pages ('' for none)"],
+          ['--primary-color #rrggbb', "the colour of its pages ('' for the default)"],
+          ['--audience URI', "the tokens' aud ('' for {auth_url}/t/ID/api)"],
+          JSON_FLAG,
+        ],
+        example: 'latchkey tenant update TENANT_ID --add-origin https://app.example.com',
+      },
+    },
+  },
+  keys: {
+    summary: 'create, list and revoke API keys',
+    subcommands: {
+      create: {
+        usage: 'keys create --tenant ID [options]',
+        about:
+          'Creates a key: secret (sk_test_... / sk_prod_..., for servers, printed only once) or publishable (pk_test_... / pk_live_..., for browsers).',
+        options: [
+          ['--tenant ID', 'the tenant (required)'],
+          ['--kind secret|publishable', 'the kind (default secret)'],
+          [
+            '--scope S',
+            'a scope of a secret key; repeatable (users:read, users:write, sessions:write, tokens:introspect; default all)',
+          ],
+          ['--name N', 'a name to recognise it by'],
+          JSON_FLAG,
+        ],
+        example: 'latchkey keys create --tenant TENANT_ID --scope tokens:introspect',
+      },
+      list: {
+        usage: 'keys list --tenant ID [--json]',
+        about: "Lists a tenant's keys: id, kind, prefix and last four characters, scopes, state.",
+        options: [['--tenant ID', 'the tenant (required)'], JSON_FLAG],
+        example: 'latchkey keys list --tenant TENANT_ID',
+      },
+      revoke: {
+        usage: 'keys revoke --tenant ID KEY_ID [--json]',
+        about: 'Revokes a key (an exposed one, say); it stops working on the next request.',
+        options: [['--tenant ID', 'the tenant (required)'], JSON_FLAG],
+        example: 'latchkey keys revoke --tenant TENANT_ID KEY_ID',
+      },
+    },
+  },
+  provider: {
+    summary: 'set up social sign-in providers',
+    subcommands: {
+      set: {
+        usage: 'provider set --tenant ID PROVIDER --client-id ID [options]',
+        about:
+          'Sets a social provider (google, facebook, github, apple, microsoft) of a tenant; secrets are sealed with the master secret.',
+        options: [
+          ['--tenant ID', 'the tenant (required)'],
+          ['--client-id ID', "the provider app's client id"],
+          ['--client-secret S', 'its client secret'],
+          ['--client-secret-file F', 'the client secret, read from a file'],
+          ['--enable | --disable', 'show it on the sign-in page, or not'],
+          [
+            '--mode development|live|off',
+            'development: no credentials, Latchkey stands in for the provider (development tenants only)',
+          ],
+          ['--team-id --key-id --private-key-file', 'apple only'],
+          ['--audience common|organizations|consumers|DIRECTORY_ID', 'microsoft only'],
+          JSON_FLAG,
+        ],
+        example:
+          'latchkey provider set --tenant TENANT_ID github --client-id Iv1.abc --client-secret-file github.secret --enable\n  latchkey provider set --tenant TENANT_ID google --mode development',
+      },
+      list: {
+        usage: 'provider list --tenant ID [--json]',
+        about: "Lists a tenant's providers.",
+        options: [['--tenant ID', 'the tenant (required)'], JSON_FLAG],
+        example: 'latchkey provider list --tenant TENANT_ID',
+      },
+    },
+  },
+  'signing-key': {
+    summary: "rotate, list and revoke a tenant's token signing keys",
+    subcommands: {
+      rotate: {
+        usage: 'signing-key rotate --tenant ID [--now] [--json]',
+        about: 'Publishes a new signing key; it signs 120 s later (at once with --now).',
+        options: [
+          ['--tenant ID', 'the tenant (required)'],
+          ['--now', 'sign with it at once'],
+          JSON_FLAG,
+        ],
+        example: 'latchkey signing-key rotate --tenant TENANT_ID',
+      },
+      list: {
+        usage: 'signing-key list --tenant ID [--json]',
+        about: "Lists a tenant's signing keys.",
+        options: [['--tenant ID', 'the tenant (required)'], JSON_FLAG],
+        example: 'latchkey signing-key list --tenant TENANT_ID',
+      },
+      revoke: {
+        usage: 'signing-key revoke --tenant ID KID [--json]',
+        about: 'Revokes a leaked signing key: its tokens stop at once.',
+        options: [['--tenant ID', 'the tenant (required)'], JSON_FLAG],
+        example: 'latchkey signing-key revoke --tenant TENANT_ID KID',
+      },
+    },
+  },
+  admin: {
+    summary: 'admin-area accounts',
+    subcommands: {
+      create: {
+        usage: 'admin create --email E [--password P] (--superuser | --tenant ID...) [--json]',
+        about: 'Creates an admin-area login; without --password one is generated and printed once.',
+        options: [
+          ['--email E', 'the login (required)'],
+          ['--password P', 'its password (default: generated)'],
+          ['--superuser', 'every tenant, and other admins'],
+          ['--tenant ID', 'a tenant it may manage; repeatable'],
+          JSON_FLAG,
+        ],
+        example: 'latchkey admin create --email ops@example.com --superuser',
+      },
+      list: {
+        usage: 'admin list [--json]',
+        about: 'Lists the admin logins.',
+        options: [JSON_FLAG],
+        example: 'latchkey admin list',
+      },
+      delete: {
+        usage: 'admin delete --email E',
+        about: 'Deletes an admin login.',
+        options: [['--email E', 'the login (required)']],
+        example: 'latchkey admin delete --email ops@example.com',
+      },
+      'reset-password': {
+        usage: 'admin reset-password --email E [--password P] [--json]',
+        about:
+          'Sets a new password (generated and printed once without --password); their sessions end.',
+        options: [
+          ['--email E', 'the login (required)'],
+          ['--password P', 'the new password (default: generated)'],
+          JSON_FLAG,
+        ],
+        example: 'latchkey admin reset-password --email ops@example.com',
+      },
+    },
+  },
+  secret: {
+    summary: 'rotate the master secret',
+    subcommands: {
+      rotate: {
+        usage: 'secret rotate [--json]',
+        about:
+          "Seals every sealed value again under a new master secret (instances stopped). The new secret comes from LATCHKEY_NEW_SECRET, or is generated into the data folder's secret file when that holds the current one; LATCHKEY_PREVIOUS_SECRET also opens older values.",
+        options: [JSON_FLAG],
+        example: 'LATCHKEY_NEW_SECRET=$(openssl rand -base64 32) latchkey secret rotate',
+      },
+    },
+  },
+};
+
+const HELP_FLAG = ['-h, --help', 'show this help'] as const;
+
+function table(rows: readonly (readonly [string, string])[]): string[] {
+  const width = Math.max(...rows.map(([flag]) => flag.length));
+  return rows.map(([flag, meaning]) => `  ${flag.padEnd(width)}  ${meaning}`);
+}
+
+/** The help of one command or subcommand. */
+export function formatHelp(help: Help): string {
+  return [
+    `usage: latchkey ${help.usage}`,
+    '',
+    help.about,
+    '',
+    'options:',
+    ...table([...help.options, HELP_FLAG]),
+    '',
+    'example:',
+    `  ${help.example}`,
+  ].join('\n');
+}
+
+/** The help of a command with subcommands: each one's usage, and how to see more. */
+export function formatCommandHelp(name: string): string {
+  const command = COMMANDS[name];
+  if (!command) return formatUsage();
+  if (command.help) return formatHelp(command.help);
+  const subs = Object.values(command.subcommands ?? {});
+  return [
+    `latchkey ${name}: ${command.summary}`,
+    '',
+    'usage:',
+    ...subs.map((s) => `  latchkey ${s.usage}`),
+    '',
+    `latchkey ${name} SUBCOMMAND --help shows its options and an example, e.g.`,
+    `  ${subs[0]?.example ?? ''}`,
+  ].join('\n');
+}
+
+/** `latchkey help`: every command line. */
+export function formatUsage(): string {
+  const lines: string[] = [];
+  for (const command of Object.values(COMMANDS)) {
+    if (command.help) lines.push(`  latchkey ${command.help.usage}`);
+    for (const sub of Object.values(command.subcommands ?? {}))
+      lines.push(`  latchkey ${sub.usage}`);
+  }
+  return [
+    'latchkey: self-hostable multi-tenant authentication',
+    '',
+    'usage:',
+    ...lines,
+    '',
+    'Every command and subcommand answers --help (or -h) with its options and an example,',
+    'e.g. latchkey tenant update --help.',
+    '',
+    'Configuration comes from the environment: PORT, HOST, PUBLIC_URL, DATABASE_URL, REDIS_URL,',
+    'LATCHKEY_SECRET, SMTP_URL, TRUST_PROXY, LOG_LEVEL, METRICS_TOKEN, LATCHKEY_PROVIDER_ENDPOINTS.',
+  ].join('\n');
+}
