@@ -942,6 +942,8 @@ export interface operations {
             query?: {
                 /** @description Exact address, matched case-insensitively */
                 email?: string;
+                /** @description Part of an address or a name, matched in any case */
+                query?: string;
                 /** @description 1 to 100, default 20 */
                 limit?: string;
                 /** @description nextCursor of the previous page */
@@ -1550,6 +1552,7 @@ export interface operations {
                         providers: {
                             id: string;
                             name: string;
+                            mode: "development" | "live";
                         }[];
                         passwordEnabled: boolean;
                         signInUrl: string;
