@@ -30,6 +30,7 @@ const profile = (issuer: string): Profile => {
     email: null,
     emailVerified: false,
     name: null,
+    picture: null,
   };
 };
 
