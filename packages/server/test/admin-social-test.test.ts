@@ -107,6 +107,10 @@ for (const dialect of DIALECTS) {
       expect(result.status).toBe(200);
       expect(result.html).toContain('GitHub signed you in. Nothing was created or changed.');
       expect(result.html).toContain(person.email);
+      // The picture GitHub gave (avatar_url), as text.
+      expect(result.html).toContain(
+        '<dt>Picture</dt><dd><code>https://avatars.githubusercontent.com/u/4242?v=4</code></dd>',
+      );
       expect(result.html).toContain('Would create a new account');
       expect(await users()).toEqual([]);
     });

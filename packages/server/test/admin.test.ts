@@ -322,12 +322,17 @@ for (const dialect of DIALECTS) {
         email: address,
         emailVerified: verified,
         name: null,
+        picture: null,
       });
-      const newcomer = profile('1', email('new'));
+      const avatar = 'https://avatars.githubusercontent.com/u/1?v=4';
+      const newcomer = { ...profile('1', email('new')), picture: avatar };
       expect((await previewProfile(db, tenant, 'github', newcomer)).action).toBe('create');
       const created = await retryingRace(() =>
         transact(db, app.ctx.bus, (tx) => userForProfileIn(tx, tenant, 'github', newcomer)),
       );
+      // The user's page lists the identity's picture URL as text (the CSP loads no remote image).
+      const page = await root.get(`/admin/tenants/${tenant.id}/users/${created.id}`);
+      expect(page.html).toContain(`<td data-label="Picture"><code>${avatar}</code></td>`);
       expect(await previewProfile(db, tenant, 'github', newcomer)).toEqual({
         action: 'sign_in',
         userId: created.id,

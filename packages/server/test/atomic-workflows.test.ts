@@ -266,6 +266,7 @@ for (const dialect of DIALECTS) {
       email: address,
       emailVerified: true,
       name: null,
+      picture: null,
     });
     const count = async (
       table: 'identities' | 'audit_events' | 'hosted_sessions',

@@ -7,6 +7,7 @@ import { LatchkeyError } from '../src/errors/index.js';
 import {
   type LinkDeps,
   linkIdentity,
+  listIdentities,
   type Profile,
   unlinkIdentity,
 } from '../src/modules/social/index.js';
@@ -30,6 +31,7 @@ const profile = (issuer: string): Profile => {
     email: null,
     emailVerified: false,
     name: null,
+    picture: null,
   };
 };
 
@@ -90,6 +92,22 @@ describe.each(DIALECTS)('linking and unlinking identities on %s', (dialect) => {
     );
     expect(await auditKinds(user.id)).toEqual(['identity_linked', 'identity_linked']);
     expect(topics.filter((topic) => topic === `user:${user.id}`)).toHaveLength(2);
+  });
+
+  it("keeps a linked identity's picture, which the admin area lists", async () => {
+    const user = await socialUser();
+    const picture = 'https://avatars.githubusercontent.com/u/7?v=4';
+    const linked = await linkIdentity(deps, t.tenant.id, user.id, 'github', {
+      ...profile('h'),
+      picture,
+    });
+    expect(linked.picture).toBe(picture);
+    await linkIdentity(deps, t.tenant.id, user.id, 'apple', profile('a'));
+    const listed = await listIdentities(deps.db, t.tenant.id, user.id);
+    expect(Object.fromEntries(listed.map((i) => [i.provider, i.picture]))).toEqual({
+      github: picture,
+      apple: null,
+    });
   });
 
   it('refuses an identity that belongs to a user already, and an unknown user', async () => {

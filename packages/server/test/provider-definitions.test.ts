@@ -79,6 +79,7 @@ describe('the provider registry', () => {
         email: null,
         emailVerified: false,
         name: null,
+        picture: null,
       }),
     } as const;
     expect(defineProvider(pieces).id).toBe('example');
@@ -112,6 +113,7 @@ describe('provider quirks, each in its own file', () => {
       email: 'a@b.c',
       emailVerified: true,
       name: 'Ada Lovelace',
+      picture: null,
     });
     expect(apple.profile(claims({}), new URLSearchParams({ user: '{' })).name).toBeNull();
     expect(apple.responseMode).toBe('form_post');
@@ -136,5 +138,64 @@ describe('provider quirks, each in its own file', () => {
     expect(
       microsoft.profile(claims({ oid: 'oid', email: 'x@y.z' }), new URLSearchParams()),
     ).toMatchObject({ subject: 'oid', emailVerified: false });
+  });
+
+  it('pictures: only an https URL of at most 2048 characters, from where each provider puts it', async () => {
+    const { google, github, facebook, microsoft } = PROVIDERS;
+    if (google.kind !== 'oidc' || microsoft.kind !== 'oidc') throw new Error('OpenID providers');
+    if (github.kind !== 'oauth2' || facebook.kind !== 'oauth2') throw new Error('OAuth 2');
+    const none = new URLSearchParams();
+    const googlePicture = (picture: unknown) => google.profile(claims({ picture }), none).picture;
+    const photo = 'https://lh3.googleusercontent.com/a/ACg8ocK=s96-c';
+    expect(googlePicture(photo)).toBe(photo);
+    const long = `https://example.com/${'a'.repeat(2048 - 'https://example.com/'.length)}`;
+    expect(googlePicture(long)).toBe(long);
+    for (const refused of [
+      `${long}a`,
+      'http://lh3.googleusercontent.com/a/x',
+      'javascript:alert(1)',
+      'data:image/png;base64,iVBORw0KGgo=',
+      '//lh3.googleusercontent.com/a/x',
+      'https://user:pass@example.com/a.png',
+      'not a url',
+      '',
+      42,
+      undefined,
+    ]) {
+      expect(googlePicture(refused), String(refused)).toBeNull();
+    }
+    // Microsoft's photo is binary behind Graph: never a picture.
+    expect(microsoft.profile(claims({ oid: 'o', picture: photo }), none).picture).toBeNull();
+
+    const api = (answers: Record<string, unknown>) => async (path: string) => answers[path];
+    const avatar = 'https://avatars.githubusercontent.com/u/583231?v=4';
+    const emails: unknown[] = [];
+    expect(
+      (
+        await github.profile(
+          'https://github.com',
+          api({ '/user': { id: 1, avatar_url: avatar }, '/user/emails': emails }),
+        )
+      ).picture,
+    ).toBe(avatar);
+    expect(
+      (
+        await github.profile(
+          'https://github.com',
+          api({ '/user': { id: 1, avatar_url: 'http://x/y' }, '/user/emails': emails }),
+        )
+      ).picture,
+    ).toBeNull();
+    const fbUrl = 'https://platform-lookaside.fbsbx.com/platform/profilepic/?asid=1&height=50';
+    const me = (picture: unknown) =>
+      api({ '/me?fields=id,name,email,picture': { id: '1', picture } });
+    expect(
+      (await facebook.profile('https://www.facebook.com', me({ data: { url: fbUrl, width: 50 } })))
+        .picture,
+    ).toBe(fbUrl);
+    expect((await facebook.profile('https://www.facebook.com', me(undefined))).picture).toBeNull();
+    expect(
+      (await facebook.profile('https://www.facebook.com', me({ data: null }))).picture,
+    ).toBeNull();
   });
 });

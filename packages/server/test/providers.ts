@@ -48,6 +48,12 @@ export interface ProviderAccount {
   oid?: string;
   /** Apple: relay address (default: true for `@privaterelay.appleid.com` addresses). */
   isPrivateEmail?: boolean;
+  /**
+   * The account's picture URL, sent as is. Google: the `picture` claim (none when absent);
+   * GitHub: `avatar_url` (default: the avatars.githubusercontent.com one of the id);
+   * Facebook: `picture.data.url` of /me (default: a silhouette on platform-lookaside).
+   */
+  picture?: string;
 }
 
 export type ProviderOutcome = ProviderAccount | 'cancel' | 'garbage' | 'down';
@@ -354,6 +360,7 @@ const GOOGLE: OidcShape = {
       ...(account.name === undefined
         ? {}
         : { name: account.name, given_name: given, family_name: family.join(' ') || undefined }),
+      ...(account.picture === undefined ? {} : { picture: account.picture }),
     };
   },
   apple: false,
@@ -899,7 +906,7 @@ const GITHUB: PlainShape = {
         name: account.name ?? null,
         email: null,
         html_url: `https://github.com/${login}`,
-        avatar_url: `https://avatars.githubusercontent.com/u/${id}?v=4`,
+        avatar_url: account.picture ?? `https://avatars.githubusercontent.com/u/${id}?v=4`,
       });
     }
     if (path === '/user/emails') {
@@ -992,8 +999,21 @@ const FACEBOOK: PlainShape = {
     const { account } = found;
     const fields = (url.searchParams.get('fields') ?? 'id,name').split(',').map((f) => f.trim());
     const scopes = found.scope.split(/[ ,]+/);
-    const body: Record<string, string> = { id: account.sub };
+    const body: Record<string, unknown> = { id: account.sub };
     if (fields.includes('name') && account.name) body.name = account.name;
+    // The Graph API's picture field: a small square, a silhouette when none was uploaded.
+    if (fields.includes('picture')) {
+      body.picture = {
+        data: {
+          height: 50,
+          is_silhouette: account.picture === undefined,
+          url:
+            account.picture ??
+            `https://platform-lookaside.fbsbx.com/platform/profilepic/?asid=${account.sub}&height=50&width=50&ext=1767225600&hash=AbZ${createHash('sha256').update(account.sub).digest('base64url').slice(0, 16)}`,
+          width: 50,
+        },
+      };
+    }
     // Only a confirmed e-mail, only with the email permission, and only when asked for.
     if (
       fields.includes('email') &&

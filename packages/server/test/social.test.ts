@@ -173,6 +173,18 @@ describe.each(DIALECTS)('social sign-in against real provider servers on %s', (d
         provider: id,
         email_verified: id === 'microsoft' ? 0 : 1,
       });
+      // The picture each provider gives by default (Facebook's from /me's picture.data.url);
+      // Google's account here has none, Microsoft and Apple never give one.
+      const pictures: Record<ProviderId, RegExp | null> = {
+        google: null,
+        github: /^https:\/\/avatars\.githubusercontent\.com\/u\/\d+\?v=4$/,
+        facebook: /^https:\/\/platform-lookaside\.fbsbx\.com\/platform\/profilepic\/\?asid=/,
+        microsoft: null,
+        apple: null,
+      };
+      const expected = pictures[id];
+      if (expected) expect(identities[0]?.picture).toMatch(expected);
+      else expect(identities[0]?.picture).toBeNull();
       if (id === 'microsoft') expect(identities[0]?.issuer).toContain(providers.microsoft.tenantId);
       const events = await app.ctx.database.db
         .selectFrom('audit_events')
@@ -191,6 +203,74 @@ describe.each(DIALECTS)('social sign-in against real provider servers on %s', (d
       expect(second.sub).toBe(claims.sub);
     },
   );
+
+  it("stores each identity's picture, renews it at every sign-in, and GET /v1/client/user answers the latest", async () => {
+    const address = email('picture');
+    const googleSub = `google-picture-${Date.now()}`;
+    const githubSub = String(Date.now() % 1_000_000_000);
+    const signIn = async (id: 'google' | 'github', sub: string, picture: string) => {
+      providers[id].next({ sub, email: address, emailVerified: true, name: 'Ada', picture });
+      const { res, html } = await signInWith(id);
+      expect(res.status, html).toBe(303);
+      return fragmentOf(res).get('access_token') as string;
+    };
+    const stored = async (provider: string) =>
+      (
+        await app.ctx.database.db
+          .selectFrom('identities')
+          .select('picture')
+          .where('tenant_id', '=', t.tenant.id)
+          .where('provider', '=', provider)
+          .where('email', '=', address)
+          .executeTakeFirstOrThrow()
+      ).picture;
+    const profilePicture = async (accessToken: string) => {
+      const res = await app.request('/v1/client/user', {
+        headers: {
+          'x-latchkey-publishable-key': t.publishableKey,
+          authorization: `Bearer ${accessToken}`,
+          origin: ORIGIN,
+        },
+      });
+      expect(res.status).toBe(200);
+      const body = await json(res);
+      expect(body.email).toBe(address);
+      return body.picture as string | null;
+    };
+
+    // A new user through Google: the ID token's picture is stored and shown.
+    const first = 'https://lh3.googleusercontent.com/a/ACg8ocFirst=s96-c';
+    let token = await signIn('google', googleSub, first);
+    expect(await stored('google')).toBe(first);
+    expect(await profilePicture(token)).toBe(first);
+
+    // A changed picture at the next sign-in replaces it.
+    const second = 'https://lh3.googleusercontent.com/a/ACg8ocSecond=s96-c';
+    token = await signIn('google', googleSub, second);
+    expect(await stored('google')).toBe(second);
+    expect(await profilePicture(token)).toBe(second);
+
+    // GitHub's avatar_url, on the same (linked) user: the most recently used identity wins.
+    const avatar = `https://avatars.githubusercontent.com/u/${githubSub}?v=4`;
+    token = await signIn('github', githubSub, avatar);
+    expect(await stored('github')).toBe(avatar);
+    expect(await profilePicture(token)).toBe(avatar);
+    const newAvatar = `https://avatars.githubusercontent.com/u/${githubSub}?v=5`;
+    token = await signIn('github', githubSub, newAvatar);
+    expect(await stored('github')).toBe(newAvatar);
+    expect(await profilePicture(token)).toBe(newAvatar);
+
+    // A picture that is not https is dropped, at Google and at GitHub; the profile then shows
+    // the picture of the most recently used identity that still has one.
+    token = await signIn('google', googleSub, 'http://lh3.googleusercontent.com/a/plain');
+    expect(await stored('google')).toBeNull();
+    expect(await profilePicture(token)).toBe(newAvatar);
+    token = await signIn('github', githubSub, 'javascript:alert(1)');
+    expect(await stored('github')).toBeNull();
+    expect(await profilePicture(token)).toBeNull();
+    token = await signIn('google', googleSub, second);
+    expect(await profilePicture(token)).toBe(second);
+  });
 
   it('links a verified provider address to an existing verified account, and records it', async () => {
     const address = email('link');

@@ -108,6 +108,7 @@ describe('the kit and the pages', () => {
             subject: HOSTILE,
             email: HOSTILE,
             emailVerified: true,
+            picture: HOSTILE,
             createdAt: HOSTILE,
             lastUsedAt: null,
           } as never,

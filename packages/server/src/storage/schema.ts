@@ -192,6 +192,8 @@ export interface IdentitiesTable {
   email_verified: number;
   created_at: Millis;
   last_used_at: Millis;
+  /** An https picture URL from the provider (migration 014); null when none. */
+  picture: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface OauthFlowsTable {

@@ -61,6 +61,8 @@ export function developmentProfile(
       email,
       emailVerified: answer.emailVerified,
       name: name || null,
+      // The page asks for no picture.
+      picture: null,
     },
   };
 }

@@ -8,6 +8,8 @@ export interface ListedIdentity {
   subject: string;
   email: string | null;
   emailVerified: boolean;
+  /** The provider's picture URL at the last sign-in through it, or null. */
+  picture: string | null;
   createdAt: string;
   lastUsedAt: string;
 }
@@ -31,6 +33,7 @@ export async function listIdentities(
     subject: r.subject,
     email: r.email,
     emailVerified: r.email_verified === 1,
+    picture: r.picture,
     createdAt: new Date(r.created_at).toISOString(),
     lastUsedAt: new Date(r.last_used_at).toISOString(),
   }));

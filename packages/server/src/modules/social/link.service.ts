@@ -27,6 +27,7 @@ export interface Identity {
   provider: ProviderId;
   email: string | null;
   emailVerified: boolean;
+  picture: string | null;
   createdAt: string;
   lastUsedAt: string;
 }
@@ -115,6 +116,7 @@ async function addIdentity(
       subject: profile.subject,
       email: profile.email,
       email_verified: profile.emailVerified ? 1 : 0,
+      picture: profile.picture,
       created_at: now,
       last_used_at: now,
     })
@@ -126,6 +128,7 @@ async function addIdentity(
     provider,
     email: profile.email,
     emailVerified: profile.emailVerified,
+    picture: profile.picture,
     createdAt: at,
     lastUsedAt: at,
   };
@@ -166,9 +169,10 @@ export async function userForProfileIn(
   const decision = decideLink(await readLinkFacts(db, tenant, provider, profile));
   if (decision.action === 'refuse') throw new SocialRefusal(REFUSALS[decision.refusal](name));
   if (decision.action === 'sign_in') {
+    // The provider's picture of today replaces the stored one (null when it gave none).
     await db
       .updateTable('identities')
-      .set({ last_used_at: Date.now() })
+      .set({ last_used_at: Date.now(), picture: profile.picture })
       .where('id', '=', decision.identityId)
       .execute();
     return decision.user;

@@ -50,7 +50,10 @@ export interface BrowserProfile {
   email: string;
   emailVerified: boolean;
   name: string | null;
-  /** A picture URL from a provider's profile; none is stored yet, so always null. */
+  /**
+   * The picture (an https URL) of the user's most recently used identity that has one, as
+   * its provider gave it at that sign-in; else null.
+   */
   picture: string | null;
   /** `metadata.public` when it is an object: the only part of the metadata a browser sees. */
   publicMetadata: Record<string, unknown>;
@@ -67,12 +70,22 @@ export async function browserProfile(
   if (!row) return undefined;
   const user = toUser(row);
   const shown = user.metadata.public;
+  const pictured = await db
+    .selectFrom('identities')
+    .select('picture')
+    .where('tenant_id', '=', tenantId)
+    .where('user_id', '=', id)
+    .where('picture', 'is not', null)
+    .orderBy('last_used_at', 'desc')
+    .orderBy('created_at', 'desc')
+    .limit(1)
+    .executeTakeFirst();
   return {
     id: user.id,
     email: user.email,
     emailVerified: user.emailVerified,
     name: user.name,
-    picture: null,
+    picture: pictured?.picture ?? null,
     publicMetadata:
       typeof shown === 'object' && shown !== null && !Array.isArray(shown)
         ? (shown as Record<string, unknown>)

@@ -13,6 +13,7 @@ import { hostedSessionLookups } from './010-hosted-session-lookups.js';
 import { masterSecret } from './011-master-secret.js';
 import { addressLinks } from './012-address-links.js';
 import { developmentProviders } from './013-development-providers.js';
+import { identityPictures } from './014-identity-pictures.js';
 
 /** One ordered set of migrations serves SQLite and PostgreSQL alike. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -29,6 +30,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '011-master-secret': masterSecret,
   '012-address-links': addressLinks,
   '013-development-providers': developmentProviders,
+  '014-identity-pictures': identityPictures,
 };
 
 /**

@@ -117,6 +117,8 @@ export type TestResult =
         email: string | null;
         emailVerified: boolean;
         name: string | null;
+        /** Absent in a result saved before pictures were read. */
+        picture?: string | null;
       };
       outcome: ProfileOutcome;
     }
@@ -154,7 +156,8 @@ export function testResultPage(p: {
 <dt>Subject</dt><dd><code>${r.profile.subject}</code></dd>
 <dt>E-mail</dt><dd>${r.profile.email ?? '— (none shared)'}</dd>
 <dt>E-mail verified by the provider</dt><dd>${r.profile.emailVerified ? 'yes' : 'no'}</dd>
-<dt>Name</dt><dd>${r.profile.name ?? '—'}</dd></dl>
+<dt>Name</dt><dd>${r.profile.name ?? '—'}</dd>
+<dt>Picture</dt><dd>${r.profile.picture ? html`<code>${r.profile.picture}</code>` : '—'}</dd></dl>
 <h2>Outcome</h2><p class="card"><strong>${OUTCOME[r.outcome.action]}</strong>${outcomeOf(p.tenant, r.outcome)}</p>`
     : alertBox({ kind: 'error', message: `The test did not get a profile: ${r.message}` });
   return layout({

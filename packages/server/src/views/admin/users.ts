@@ -78,11 +78,13 @@ ${actionButton(csrf, `${base}/delete`, 'Delete', { danger: true, confirm: 'Delet
 </div>`;
   const identities = table(
     'Identities',
-    ['Provider', 'Subject', 'E-mail', 'Linked', 'Last used'],
+    ['Provider', 'Subject', 'E-mail', 'Picture', 'Linked', 'Last used'],
     p.identities.map((i) => [
       i.provider,
       html`<code>${i.subject}</code>`,
       html`${i.email ?? '—'}${i.emailVerified && ' (verified)'}`,
+      // The URL as text: the admin area's CSP loads no remote image.
+      i.picture ? html`<code>${i.picture}</code>` : '—',
       when(i.createdAt),
       when(i.lastUsedAt),
     ]),

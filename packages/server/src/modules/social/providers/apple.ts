@@ -74,6 +74,8 @@ export const apple = defineProvider({
       // email_verified arrives as the string "true".
       emailVerified: claims.email_verified === true || claims.email_verified === 'true',
       name,
+      // Apple shares no picture.
+      picture: null,
     };
   },
 });

@@ -1,9 +1,10 @@
-import { clientSecretOnly, secretPost, str } from './shared.js';
+import { clientSecretOnly, pictureUrl, secretPost, str } from './shared.js';
 import { defineProvider } from './types.js';
 
 /**
  * Facebook Login: plain OAuth 2; the profile comes from the Graph API's /me. Facebook
- * returns only confirmed e-mail addresses, and may return none at all.
+ * returns only confirmed e-mail addresses, and may return none at all. The picture field
+ * answers `{ data: { url, width, height, is_silhouette } }`.
  */
 export const facebook = defineProvider({
   id: 'facebook',
@@ -21,13 +22,21 @@ export const facebook = defineProvider({
   responseMode: 'query',
   authorizationParameters: {},
   async profile(issuer, get) {
-    const me = (await get('/me?fields=id,name,email')) as {
+    const me = (await get('/me?fields=id,name,email,picture')) as {
       id?: unknown;
       name?: unknown;
       email?: unknown;
+      picture?: { data?: { url?: unknown } } | null;
     };
     if (typeof me.id !== 'string') throw new Error('Facebook /me has no id');
     const email = str(me.email);
-    return { issuer, subject: me.id, email, emailVerified: email !== null, name: str(me.name) };
+    return {
+      issuer,
+      subject: me.id,
+      email,
+      emailVerified: email !== null,
+      name: str(me.name),
+      picture: pictureUrl(me.picture?.data?.url),
+    };
   },
 });

@@ -1,4 +1,4 @@
-import { clientSecretOnly, secretPost, str } from './shared.js';
+import { clientSecretOnly, pictureUrl, secretPost, str } from './shared.js';
 import { defineProvider } from './types.js';
 
 /**
@@ -21,7 +21,12 @@ export const github = defineProvider({
   responseMode: 'query',
   authorizationParameters: {},
   async profile(issuer, get) {
-    const user = (await get('/user')) as { id?: unknown; name?: unknown; login?: unknown };
+    const user = (await get('/user')) as {
+      id?: unknown;
+      name?: unknown;
+      login?: unknown;
+      avatar_url?: unknown;
+    };
     if (typeof user.id !== 'number' && typeof user.id !== 'string')
       throw new Error('GitHub /user has no id');
     const emails = (await get('/user/emails')) as {
@@ -38,6 +43,7 @@ export const github = defineProvider({
       email: (primary?.email as string | undefined) ?? null,
       emailVerified: primary?.verified === true,
       name: str(user.name) ?? str(user.login),
+      picture: pictureUrl(user.avatar_url),
     };
   },
 });

@@ -1,4 +1,4 @@
-import { clientSecretOnly, secretPost, singleIssuer, str } from './shared.js';
+import { clientSecretOnly, pictureUrl, secretPost, singleIssuer, str } from './shared.js';
 import { defineProvider } from './types.js';
 
 /** Google: OpenID Connect; the ID token's email_verified is a boolean we can trust. */
@@ -19,5 +19,7 @@ export const google = defineProvider({
     email: str(claims.email),
     emailVerified: claims.email_verified === true,
     name: str(claims.name),
+    // The `profile` scope puts the picture in the ID token (as in the userinfo answer).
+    picture: pictureUrl(claims.picture),
   }),
 });

@@ -78,6 +78,9 @@ export const microsoft = defineProvider({
       email: str(claims.email),
       emailVerified: false,
       name: str(claims.name),
+      // Microsoft gives no picture URL: the photo is binary behind Microsoft Graph
+      // (/me/photo/$value, with another scope and token), which a browser cannot load.
+      picture: null,
     };
   },
 });

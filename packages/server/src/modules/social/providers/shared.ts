@@ -5,6 +5,20 @@ import type { OidcDefinition, ProviderCredentials, SettingsRules } from './types
 export const str = (v: unknown): string | null =>
   typeof v === 'string' && v.length > 0 ? v : null;
 
+/** Longest picture URL kept from a provider's profile. */
+const PICTURE_MAX_LENGTH = 2048;
+
+/**
+ * A provider's picture as a URL a browser may load: `https:` only, no credentials in it,
+ * at most PICTURE_MAX_LENGTH characters (as given and as parsed); anything else is null.
+ */
+export function pictureUrl(v: unknown): string | null {
+  if (typeof v !== 'string' || v.length === 0 || v.length > PICTURE_MAX_LENGTH) return null;
+  const url = URL.parse(v);
+  if (url?.protocol !== 'https:' || url.username || url.password) return null;
+  return url.href.length <= PICTURE_MAX_LENGTH ? url.href : null;
+}
+
 /** The usual client authentication: the stored secret in the token request body. */
 export async function secretPost(credentials: ProviderCredentials): Promise<oauth.ClientAuth> {
   return oauth.ClientSecretPost(credentials.secret);

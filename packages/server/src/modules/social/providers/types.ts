@@ -20,6 +20,11 @@ export interface Profile {
   /** True only when the provider vouches that the person controls the address. */
   emailVerified: boolean;
   name: string | null;
+  /**
+   * The person's picture: an `https:` URL of at most 2048 characters (`pictureUrl`), or
+   * null when the provider gives none, or none we can show.
+   */
+  picture: string | null;
 }
 
 /** A tenant's stored settings for one provider, with the secret opened. */
