@@ -40,7 +40,7 @@ function style(root: ShadowRoot, nonce: string | undefined): void {
 /** Black or white, whichever contrasts more with `hex` (WCAG 2 relative luminance). */
 function textOn(hex: string): string {
   const [r, g, b] = [1, 3, 5].map((i) => {
-    const c = Number.parseInt(hex.slice(i, i + 2), 16) / 255;
+    const c = parseInt(hex.slice(i, i + 2), 16) / 255;
     return c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4;
   }) as [number, number, number];
   const l = 0.2126 * r + 0.7152 * g + 0.0722 * b;
@@ -132,21 +132,22 @@ export function renderButtons(
     if (!config.providers.length && !config.passwordEnabled) {
       box.appendChild(el('p', `No sign-in method is turned on for ${config.name}.`));
     }
-    box.appendChild(alert);
-    box.removeAttribute('aria-busy');
   }
 
-  client.getConfig().then(
-    (config) => {
-      if (live) draw(config);
-    },
-    (error: Error) => {
-      if (!live) return;
+  client
+    .getConfig()
+    .then(
+      (config) => {
+        if (live) draw(config);
+      },
+      (error: Error) => {
+        alert.textContent = `Sign-in is unavailable: ${error.message}`;
+      },
+    )
+    .then(() => {
       box.appendChild(alert);
       box.removeAttribute('aria-busy');
-      alert.textContent = `Sign-in is unavailable: ${error.message}`;
-    },
-  );
+    });
   return () => {
     live = false;
     host.remove();
