@@ -1,6 +1,6 @@
 import { LatchkeyError, missingRedirectUrl } from './errors.js';
 import { parseCallback, withoutFragment } from './fragment.js';
-import { call } from './http.js';
+import { caller } from './http.js';
 import { decodeJwt } from './jwt.js';
 import { randomString, s256 } from './pkce.js';
 import { openStore, type StorageKind } from './storage.js';
@@ -47,25 +47,28 @@ export function setDefaultAuthUrl(url: string): void {
   defaultAuthUrl = url;
 }
 
-const clients: Record<string, { client: HeadlessClient; authUrl: string; storage: string }> = {};
+/** Each key's client, and the options (server and storage) it was made with. */
+const clients: Record<string, [HeadlessClient, string]> = {};
 
 /**
  * The client of a publishable key: one per key on a page, shared by every caller, through
  * either entry point. Without the buttons: the main entry's Latchkey() adds `mount`.
  */
 export function Latchkey(options: LatchkeyOptions): HeadlessClient {
-  const pk = options?.publishableKey;
-  if (typeof pk !== 'string' || !pk.startsWith('pk_')) {
-    if (typeof pk === 'string' && pk.startsWith('sk_')) {
-      throw new LatchkeyError(
-        'secret_key_in_browser',
-        'That is a secret key: revoke it (latchkey keys revoke) and pass the publishable key (pk_…)',
-      );
-    }
-    throw new LatchkeyError(
-      'missing_publishable_key',
-      "Call Latchkey({ publishableKey: 'pk_…' }) with your publishable key",
-    );
+  // Not `?.`: ES2017 has none, and esbuild's stand-in for it is longer (the script's budget).
+  // biome-ignore lint/complexity/useOptionalChain: the script's byte budget
+  const pk = options && options.publishableKey;
+  const prefix = typeof pk === 'string' && pk.slice(0, 3);
+  if (prefix !== 'pk_') {
+    throw prefix === 'sk_'
+      ? new LatchkeyError(
+          'secret_key_in_browser',
+          'That is a secret key: revoke it (latchkey keys revoke) and pass the publishable key (pk_…)',
+        )
+      : new LatchkeyError(
+          'missing_publishable_key',
+          "Call Latchkey({ publishableKey: 'pk_…' }) with your publishable key",
+        );
   }
   const authUrl = (options.authUrl || defaultAuthUrl).replace(/\/+$/, '');
   if (!/^https?:\/\/[^/]/.test(authUrl)) {
@@ -75,21 +78,23 @@ export function Latchkey(options: LatchkeyOptions): HeadlessClient {
     );
   }
   const storage = options.storage || 'local';
+  const made = `${authUrl} ${storage}`;
   const known = clients[pk];
   if (known) {
-    if (known.authUrl === authUrl && known.storage === storage) return known.client;
+    if (known[1] === made) return known[0];
     throw new LatchkeyError(
       'invalid_option',
       `Latchkey() already made a client for ${pk} with other options; share that one`,
     );
   }
   const client = createClient(pk, authUrl, storage);
-  clients[pk] = { client, authUrl, storage };
+  clients[pk] = [client, made];
   return client;
 }
 
 function createClient(pk: string, authUrl: string, kind: StorageKind): HeadlessClient {
   const store = openStore(kind);
+  const call = caller(authUrl, pk);
   // The state and PKCE verifier of a sign-in belong to the tab that started it.
   const pending = openStore('session');
   const KEY = `latchkey:${pk}`;
@@ -103,29 +108,31 @@ function createClient(pk: string, authUrl: string, kind: StorageKind): HeadlessC
   /** The signed-in user's profile (GET /v1/client/user), and the access token it was asked with. */
   let profile: Profile | null = null;
   let asked = '';
-  let state = toState(tokens);
+  /** Set by publish() below, before anything reads it. */
+  let state: LatchkeyState;
   /** Bumped at sign-out: an answer to a request sent before it is dropped. */
   let generation = 0;
   let inflight: Promise<string | null> | null = null;
   let callback: Promise<SignedInSession | null> | null = null;
   let config: Promise<PublicConfig> | null = null;
 
-  function read(): Tokens | null {
+  /** JSON of storage, or undefined when it is not JSON. */
+  function parse(raw: string | null) {
     try {
-      const value = JSON.parse(store.get(KEY) || 'null');
-      return value && typeof value.refreshToken === 'string' ? value : null;
-    } catch {
-      return null;
-    }
+      return JSON.parse(raw as string);
+    } catch {}
   }
 
-  function toState(t: Tokens | null): LatchkeyState {
-    let user = t && decodeJwt(t.accessToken);
-    if (user && profile && profile.id === user.sub) user = Object.assign(user, profile);
-    return { isLoaded: true, isSignedIn: !!user, user: user || null };
+  function read(): Tokens | null {
+    const value = parse(store.get(KEY));
+    return value && typeof value.refreshToken === 'string' ? value : null;
   }
 
-  function tell(): void {
+  /** Makes the state of `tokens` and `profile` and tells the listeners. */
+  function publish(): void {
+    const user = tokens && decodeJwt(tokens.accessToken);
+    if (user && profile && profile.id === user.sub) Object.assign(user, profile);
+    state = { isLoaded: true, isSignedIn: !!user, user: user || null };
     for (const listener of listeners.slice()) listener(state);
   }
 
@@ -138,29 +145,22 @@ function createClient(pk: string, authUrl: string, kind: StorageKind): HeadlessC
     const token = tokens && fresh(tokens) ? tokens.accessToken : '';
     if (!token || token === asked) return;
     asked = token;
-    call<Profile>(authUrl, '/v1/client/user', pk, undefined, token).then(
+    call<Profile>('/v1/client/user', undefined, token).then(
       (answer) => {
         // Signed out, or newer tokens asked again, meanwhile.
         if (asked !== token || !tokens) return;
         profile = answer;
-        state = toState(tokens);
-        tell();
+        publish();
       },
       () => {},
     );
   }
 
-  const same = (a: Tokens | null, b: Tokens | null) =>
-    a === b ||
-    (!!a &&
-      !!b &&
-      a.refreshToken === b.refreshToken &&
-      a.accessToken === b.accessToken &&
-      a.expiresAt === b.expiresAt);
-
   /** Makes `next` this tab's tokens, tells listeners, and other tabs when `share`. */
   function adopt(next: Tokens | null, share: boolean): void {
-    if (same(next, tokens)) return;
+    // The same pair has its keys in one order: each was read from storage, made by
+    // exchange() or sent by a tab that stored it.
+    if (JSON.stringify(next) === JSON.stringify(tokens)) return;
     const sid = state.user ? state.user.sid : undefined;
     if (!next) {
       generation++;
@@ -170,9 +170,8 @@ function createClient(pk: string, authUrl: string, kind: StorageKind): HeadlessC
     tokens = next;
     if (next) store.set(KEY, JSON.stringify(next));
     else store.remove(KEY);
-    state = toState(next);
     if (share && channel) channel.postMessage({ s: next, sid } as TabMessage);
-    tell();
+    publish();
     loadProfile();
   }
 
@@ -191,13 +190,18 @@ function createClient(pk: string, authUrl: string, kind: StorageKind): HeadlessC
     });
   }
 
-  function fromAnswer(answer: TokenAnswer): Tokens {
-    return {
-      accessToken: answer.accessToken,
-      refreshToken: answer.refreshToken,
-      expiresAt: Date.now() + answer.expiresIn * 1000,
-    };
-  }
+  /** Tokens for a grant (docs/design.md §10.3), `expiresAt` on this browser's clock. */
+  const exchange = (body: Record<string, string>) =>
+    call<TokenAnswer>('/v1/client/token', body).then(
+      (answer): Tokens => ({
+        accessToken: answer.accessToken,
+        refreshToken: answer.refreshToken,
+        expiresAt: Date.now() + answer.expiresIn * 1000,
+      }),
+    );
+
+  const rejected = (error: unknown) =>
+    error instanceof LatchkeyError && error.code === 'invalid_grant';
 
   const fresh = (t: Tokens) => t.expiresAt - Date.now() > REFRESH_MARGIN_MS;
 
@@ -206,41 +210,32 @@ function createClient(pk: string, authUrl: string, kind: StorageKind): HeadlessC
    * can hang the others). Two tabs that rotate the same token at once both succeed: the
    * server accepts a token again for a few seconds after its rotation.
    */
-  async function refresh(): Promise<string | null> {
+  async function refresh(again?: boolean): Promise<string | null> {
     const gen = generation;
-    for (let attempt = 0; ; attempt++) {
-      const sent = tokens;
-      if (!sent) return null;
-      let answer: TokenAnswer;
-      try {
-        answer = await call<TokenAnswer>(authUrl, '/v1/client/token', pk, {
-          grant_type: 'refresh_token',
-          refresh_token: sent.refreshToken,
-        });
-      } catch (error) {
-        if (gen !== generation) return null;
-        if (!(error instanceof LatchkeyError) || error.code !== 'invalid_grant') throw error;
-        // Another tab may have rotated it and stored its tokens: take those.
-        const stored = read();
-        if (attempt === 0 && stored && stored.refreshToken !== sent.refreshToken) {
-          adopt(stored, false);
-          if (fresh(stored)) return stored.accessToken;
-          continue;
-        }
-        adopt(null, true);
-        return null;
-      }
+    const sent = tokens;
+    if (!sent) return null;
+    let next: Tokens | null = null;
+    try {
+      next = await exchange({ grant_type: 'refresh_token', refresh_token: sent.refreshToken });
+    } catch (error) {
       if (gen !== generation) return null;
-      const next = fromAnswer(answer);
-      adopt(next, true);
-      return next.accessToken;
+      if (!rejected(error)) throw error;
+      // Another tab may have rotated it and stored its tokens: take those.
+      const stored = read();
+      if (!again && stored && stored.refreshToken !== sent.refreshToken) {
+        adopt(stored, false);
+        return fresh(stored) ? stored.accessToken : refresh(true);
+      }
     }
+    if (gen !== generation) return null;
+    // Refused: signed out in every tab.
+    adopt(next, true);
+    return next ? next.accessToken : null;
   }
 
   async function getToken(): Promise<string | null> {
     // Another tab's write that no message announced (e.g. it closed right after).
-    const stored = read();
-    if (!same(stored, tokens)) adopt(stored, false);
+    adopt(read(), false);
     if (!tokens) return null;
     if (fresh(tokens)) return tokens.accessToken;
     if (!inflight) {
@@ -254,7 +249,8 @@ function createClient(pk: string, authUrl: string, kind: StorageKind): HeadlessC
   }
 
   async function signInWith(method: SignInMethod, options: SignInOptions): Promise<void> {
-    const redirectUrl = options?.redirectUrl;
+    // biome-ignore lint/complexity/useOptionalChain: the script's byte budget, as in Latchkey()
+    const redirectUrl = options && options.redirectUrl;
     if (!redirectUrl) {
       throw missingRedirectUrl();
     }
@@ -269,13 +265,13 @@ function createClient(pk: string, authUrl: string, kind: StorageKind): HeadlessC
     const challenge = await s256(verifier);
     // Where the user started, to go back there after the callback.
     pending.set(PENDING, JSON.stringify({ state: st, verifier, from: location.href }));
-    const query = new URLSearchParams({
+    const query = `${new URLSearchParams({
       pk,
       redirect_url: new URL(redirectUrl, location.href).href,
       state: st,
       code_challenge: challenge,
       code_challenge_method: 'S256',
-    }).toString();
+    })}`;
     location.assign(
       method === 'email'
         ? `${authUrl}/sign-in?${query}`
@@ -284,7 +280,8 @@ function createClient(pk: string, authUrl: string, kind: StorageKind): HeadlessC
   }
 
   async function finish(params: Record<string, string>): Promise<SignedInSession> {
-    const raw = pending.get(PENDING);
+    const started: { state?: string; verifier?: string; from?: string } =
+      parse(pending.get(PENDING)) || {};
     pending.remove(PENDING);
     if (params.error) {
       throw new LatchkeyError(
@@ -292,11 +289,7 @@ function createClient(pk: string, authUrl: string, kind: StorageKind): HeadlessC
         `Sign-in did not complete (${params.error_description || params.error}); start it again`,
       );
     }
-    let started: { state?: string; verifier?: string; from?: string } | null = null;
-    try {
-      started = JSON.parse(raw || 'null');
-    } catch {}
-    if (!started?.verifier || params.state !== started.state) {
+    if (!started.verifier || params.state !== started.state) {
       throw new LatchkeyError(
         'state_mismatch',
         'This sign-in answer was not started in this tab; start sign-in again',
@@ -305,29 +298,28 @@ function createClient(pk: string, authUrl: string, kind: StorageKind): HeadlessC
     if (!params.code) {
       throw new LatchkeyError('sign_in_failed', 'The sign-in answer has no code; start it again');
     }
-    let answer: TokenAnswer;
+    let next: Tokens;
     try {
-      answer = await call<TokenAnswer>(authUrl, '/v1/client/token', pk, {
+      next = await exchange({
         grant_type: 'authorization_code',
         code: params.code,
         code_verifier: started.verifier,
       });
     } catch (error) {
-      if (error instanceof LatchkeyError && error.code === 'invalid_grant') {
-        throw new LatchkeyError(
-          'invalid_grant',
-          'This sign-in answer was used already or expired; start sign-in again',
-        );
-      }
-      throw error;
+      throw rejected(error)
+        ? new LatchkeyError(
+            'invalid_grant',
+            'This sign-in answer was used already or expired; start sign-in again',
+          )
+        : error;
     }
-    adopt(fromAnswer(answer), true);
+    adopt(next, true);
     // Same origin only: never a way off the site.
     const home = `${location.origin}/`;
     const from = started.from || '';
     return {
       user: state.user as NonNullable<LatchkeyState['user']>,
-      accessToken: answer.accessToken,
+      accessToken: next.accessToken,
       returnTo: from.indexOf(home) ? home : from,
     };
   }
@@ -344,12 +336,13 @@ function createClient(pk: string, authUrl: string, kind: StorageKind): HeadlessC
     return callback;
   }
 
+  publish();
   loadProfile();
 
   async function signOut(): Promise<void> {
     const t = tokens;
     adopt(null, true);
-    if (t) await call(authUrl, '/v1/client/sign-out', pk, { refresh_token: t.refreshToken });
+    if (t) await call('/v1/client/sign-out', { refresh_token: t.refreshToken });
   }
 
   function addListener(listener: (state: LatchkeyState) => void): () => void {
@@ -374,7 +367,7 @@ function createClient(pk: string, authUrl: string, kind: StorageKind): HeadlessC
     getState: () => state,
     getConfig() {
       if (!config) {
-        config = call<PublicConfig>(authUrl, `/public/config?pk=${encodeURIComponent(pk)}`, pk);
+        config = call<PublicConfig>(`/public/config?pk=${encodeURIComponent(pk)}`);
         config.catch(() => {
           config = null;
         });

@@ -14,6 +14,5 @@ export function parseCallback(url: string): Record<string, string> | null {
 
 /** The URL without its fragment. */
 export function withoutFragment(url: string): string {
-  const hash = url.indexOf('#');
-  return hash < 0 ? url : url.slice(0, hash);
+  return url.split('#')[0] as string;
 }

@@ -5,69 +5,70 @@ interface Problem {
   detail?: string;
 }
 
-const TIMEOUT_MS = 15_000;
+/** A request to the Latchkey server of a client: `call(path, body?, token?)`. */
+export type Call = <T>(path: string, body?: unknown, token?: string) => Promise<T>;
 
 /**
- * The problem codes (docs/errors.md) of the browser endpoints that have a code of their own
- * here. Their one 403 is `forbidden`: the page's Origin is missing or not allowed.
+ * The problem codes (docs/errors.md) of the browser endpoints that keep their name here.
+ * Their one 403, `forbidden`, is `origin_not_allowed`: the page's Origin is missing or not
+ * allowed. An answer without one of those codes (say, a proxy's page) maps by its status:
+ * a 429 is `rate_limited`, anything else `server_error`.
  */
-const BY_CODE: Record<string, LatchkeyErrorCode> = {
-  invalid_grant: 'invalid_grant',
-  forbidden: 'origin_not_allowed',
-  unauthorized: 'unauthorized',
-  rate_limited: 'rate_limited',
-};
-
-/** An answer without one of those codes (say, a proxy's page): a status that says it alone. */
-const BY_STATUS: Record<number, LatchkeyErrorCode> = { 429: 'rate_limited' };
+const KEPT = ['invalid_grant', 'unauthorized', 'rate_limited'];
 
 /**
- * A request to the Latchkey server; problem+json answers become LatchkeyErrors. A GET
- * with neither body nor `token` sends no header (no preflight); with a `token` it is the
- * user's access token.
+ * Requests to the Latchkey server at `authUrl`; problem+json answers become LatchkeyErrors.
+ * A GET with neither body nor `token` sends no header (no preflight); with a `token` it is
+ * the user's access token.
  */
-export async function call<T>(
-  authUrl: string,
-  path: string,
-  publishableKey: string,
-  body?: unknown,
-  token?: string,
-): Promise<T> {
-  let res: Response;
-  // A request that hangs must not hold getToken() (and so the app) forever.
-  const abort = new AbortController();
-  const timer = setTimeout(() => abort.abort(), TIMEOUT_MS);
-  const init: RequestInit = { credentials: 'omit', signal: abort.signal };
-  if (body !== undefined || token) {
-    const headers: Record<string, string> = { 'x-latchkey-publishable-key': publishableKey };
-    if (token) headers.authorization = `Bearer ${token}`;
-    else {
-      init.method = 'POST';
-      headers['content-type'] = 'application/json';
-      init.body = JSON.stringify(body);
+export function caller(authUrl: string, publishableKey: string): Call {
+  return async <T>(path: string, body?: unknown, token?: string): Promise<T> => {
+    let res: Response;
+    // A request that hangs must not hold getToken() (and so the app) forever.
+    const abort = new AbortController();
+    const timer = setTimeout(() => abort.abort(), 15_000);
+    const init: RequestInit = { credentials: 'omit', signal: abort.signal };
+    if (body !== undefined || token) {
+      const headers: Record<string, string> = { 'x-latchkey-publishable-key': publishableKey };
+      if (token) headers.authorization = `Bearer ${token}`;
+      else {
+        init.method = 'POST';
+        headers['content-type'] = 'application/json';
+        init.body = JSON.stringify(body);
+      }
+      init.headers = headers;
     }
-    init.headers = headers;
-  }
-  try {
-    res = await fetch(authUrl + path, init);
-  } catch {
+    try {
+      res = await fetch(authUrl + path, init);
+    } catch {
+      throw new LatchkeyError(
+        'network_error',
+        `Could not reach ${authUrl}: check that Latchkey runs there and allows this page's origin`,
+      );
+    } finally {
+      clearTimeout(timer);
+    }
+    const status = res.status;
+    if (status === 204) return undefined as T;
+    const json = (await res.json().catch(() => ({}))) as Problem & T;
+    if (res.ok) return json;
+    const code = (
+      json.code === 'forbidden'
+        ? 'origin_not_allowed'
+        : KEPT.indexOf(json.code as string) >= 0
+          ? json.code
+          : status === 429
+            ? 'rate_limited'
+            : 'server_error'
+    ) as LatchkeyErrorCode;
     throw new LatchkeyError(
-      'network_error',
-      `Could not reach ${authUrl}: check that Latchkey runs there and allows this page's origin`,
+      code,
+      (json.detail || `HTTP ${status}`) +
+        (code === 'origin_not_allowed'
+          ? `; allow it: latchkey tenant update ID --origin ${location.origin}`
+          : code === 'unauthorized'
+            ? '; check the publishable key: latchkey keys list --tenant ID'
+            : ''),
     );
-  } finally {
-    clearTimeout(timer);
-  }
-  if (res.status === 204) return undefined as T;
-  const json = (await res.json().catch(() => ({}))) as Problem & T;
-  if (res.ok) return json;
-  const code = BY_CODE[json.code as string] || BY_STATUS[res.status] || 'server_error';
-  const detail = json.detail || `HTTP ${res.status}`;
-  const action =
-    code === 'origin_not_allowed'
-      ? `; allow it: latchkey tenant update ID --origin ${location.origin}`
-      : code === 'unauthorized'
-        ? '; check the publishable key: latchkey keys list --tenant ID'
-        : '';
-  throw new LatchkeyError(code, detail + action);
+  };
 }

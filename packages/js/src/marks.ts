@@ -19,7 +19,7 @@ export function mark(id: ProviderId | 'email'): SVGSVGElement {
       path.setAttribute('stroke-width', '2');
       path.setAttribute('stroke-linejoin', 'round');
     }
-    svg.appendChild(path);
+    svg.append(path);
   }
   return svg;
 }

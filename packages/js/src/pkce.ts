@@ -1,9 +1,10 @@
 import { LatchkeyError } from './errors.js';
 
 export function base64url(bytes: Uint8Array): string {
-  let binary = '';
-  for (let i = 0; i < bytes.length; i++) binary += String.fromCharCode(bytes[i] as number);
-  return btoa(binary).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+  return btoa(String.fromCharCode(...bytes))
+    .replace(/\+/g, '-')
+    .replace(/\//g, '_')
+    .replace(/=+$/, '');
 }
 
 /** 32 random bytes as base64url: 43 characters, 256 bits (RFC 7636 section 4.1). */

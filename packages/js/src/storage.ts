@@ -8,40 +8,38 @@ export interface KeyValueStore {
   remove(key: string): void;
 }
 
-export function memoryStore(): KeyValueStore {
-  const map: Record<string, string> = {};
-  return {
-    get: (key) => (key in map ? (map[key] as string) : null),
-    set: (key, value) => {
-      map[key] = value;
-    },
-    remove: (key) => {
-      delete map[key];
-    },
-  };
-}
-
 /**
  * A store of the chosen kind. A browser that refuses Web Storage (blocked cookies, some
  * private modes, sandboxed frames) gets memory instead, so sign-in still works in that tab.
+ * A storage that fails later (full, revoked) loses the write and reads nothing, never throws:
+ * the tab keeps its tokens in memory through the client.
  */
 export function openStore(kind: StorageKind): KeyValueStore {
-  if (kind !== 'local' && kind !== 'session' && kind !== 'memory') {
+  if (['local', 'session', 'memory'].indexOf(kind) < 0) {
     throw new LatchkeyError(
       'invalid_option',
       `storage must be 'local', 'session' or 'memory', not ${JSON.stringify(kind)}`,
     );
   }
-  if (kind === 'memory') return memoryStore();
-  let web: Storage;
+  const map: Record<string, string> = {};
+  let web: Pick<Storage, 'getItem' | 'setItem' | 'removeItem'> = {
+    getItem: (key) => (key in map ? (map[key] as string) : null),
+    setItem: (key, value) => {
+      map[key] = value;
+    },
+    removeItem: (key) => {
+      delete map[key];
+    },
+  };
   try {
-    web = kind === 'local' ? localStorage : sessionStorage;
-    const probe = 'latchkey:probe';
-    web.setItem(probe, '1');
-    web.removeItem(probe);
-  } catch {
-    return memoryStore();
-  }
+    if (kind !== 'memory') {
+      const probe = 'latchkey:probe';
+      const chosen = kind === 'local' ? localStorage : sessionStorage;
+      chosen.setItem(probe, '1');
+      chosen.removeItem(probe);
+      web = chosen;
+    }
+  } catch {}
   return {
     get: (key) => {
       try {
@@ -53,9 +51,7 @@ export function openStore(kind: StorageKind): KeyValueStore {
     set: (key, value) => {
       try {
         web.setItem(key, value);
-      } catch {
-        // Full or revoked: the tab keeps the value in memory through the client.
-      }
+      } catch {}
     },
     remove: (key) => {
       try {

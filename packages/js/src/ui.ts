@@ -8,7 +8,7 @@ const CSS =
   '.lk{box-sizing:border-box;max-width:400px;margin:0 auto;padding:24px;border:1px solid #d0d7de;border-radius:12px;background:#fff;color:#1f2328;text-align:center;font:15px/1.4 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif}' +
   'img{display:block;height:40px;max-width:100%;margin:0 auto 12px}' +
   'h2{margin:0 0 16px;font-size:18px;font-weight:600;overflow-wrap:anywhere}' +
-  'button{all:unset;box-sizing:border-box;display:flex;align-items:center;justify-content:center;gap:10px;width:100%;min-height:44px;margin-top:10px;padding:10px 16px;border:1px solid #8c959f;border-radius:8px;background:#fff;color:#1f2328;font:inherit;font-weight:500;cursor:pointer}' +
+  'button{all:unset;box-sizing:border-box;display:flex;align-items:center;justify-content:center;gap:10px;width:100%;min-height:44px;margin-top:10px;padding:10px 16px;border:1px solid #8c959f;border-radius:8px;background:#fff;color:#1f2328;font-weight:500;cursor:pointer}' +
   'button:hover{background:#f6f8fa}' +
   'button:focus-visible{outline:3px solid var(--lk-c,#0969da);outline-offset:2px}' +
   '.e,.e:hover{background:var(--lk-c,#1f2328);border-color:var(--lk-c,#1f2328);color:var(--lk-t,#fff)}' +
@@ -31,16 +31,15 @@ function style(root: ShadowRoot, nonce: string | undefined): void {
     root.adoptedStyleSheets = [shared];
     return;
   }
-  const el = document.createElement('style');
-  if (nonce) el.nonce = nonce;
-  el.textContent = CSS;
-  root.appendChild(el);
+  const sheet = el('style', CSS);
+  if (nonce) sheet.nonce = nonce;
+  root.append(sheet);
 }
 
 /** Black or white, whichever contrasts more with `hex` (WCAG 2 relative luminance). */
 function textOn(hex: string): string {
   const [r, g, b] = [1, 3, 5].map((i) => {
-    const c = Number.parseInt(hex.slice(i, i + 2), 16) / 255;
+    const c = parseInt(hex.slice(i, i + 2), 16) / 255;
     return c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4;
   }) as [number, number, number];
   const l = 0.2126 * r + 0.7152 * g + 0.0722 * b;
@@ -84,8 +83,8 @@ export function renderButtons(
   box.setAttribute('aria-busy', 'true');
   const alert = el('p');
   alert.setAttribute('role', 'alert');
-  root.appendChild(box);
-  parent.appendChild(host);
+  root.append(box);
+  parent.append(host);
   let live = true;
 
   function button(
@@ -97,10 +96,10 @@ export function renderButtons(
     const b = el('button');
     b.type = 'button';
     b.className = className;
-    b.appendChild(mark(method));
-    b.appendChild(el('span', label));
+    b.append(mark(method));
+    b.append(el('span', label));
     // Development mode: Latchkey's own page stands in for the provider.
-    if (development) b.appendChild(el('small', 'dev'));
+    if (development) b.append(el('small', 'dev'));
     b.onclick = () => {
       alert.textContent = '';
       client.signInWith(method, options).catch((error: Error) => {
@@ -122,31 +121,32 @@ export function renderButtons(
       const img = el('img');
       img.alt = '';
       img.src = logoUrl;
-      box.appendChild(img);
+      box.append(img);
     }
-    box.appendChild(el('h2', `Sign in to ${config.name}`));
+    box.append(el('h2', `Sign in to ${config.name}`));
     for (const p of config.providers) {
-      box.appendChild(button(p.id, `Continue with ${p.name}`, 'p', p.mode === 'development'));
+      box.append(button(p.id, `Continue with ${p.name}`, 'p', p.mode === 'development'));
     }
-    if (config.passwordEnabled) box.appendChild(button('email', 'Continue with e-mail', 'e'));
+    if (config.passwordEnabled) box.append(button('email', 'Continue with e-mail', 'e'));
     if (!config.providers.length && !config.passwordEnabled) {
-      box.appendChild(el('p', `No sign-in method is turned on for ${config.name}.`));
+      box.append(el('p', `No sign-in method is turned on for ${config.name}.`));
     }
-    box.appendChild(alert);
-    box.removeAttribute('aria-busy');
   }
 
-  client.getConfig().then(
-    (config) => {
-      if (live) draw(config);
-    },
-    (error: Error) => {
-      if (!live) return;
-      box.appendChild(alert);
+  client
+    .getConfig()
+    .then(
+      (config) => {
+        if (live) draw(config);
+      },
+      (error: Error) => {
+        alert.textContent = `Sign-in is unavailable: ${error.message}`;
+      },
+    )
+    .then(() => {
+      box.append(alert);
       box.removeAttribute('aria-busy');
-      alert.textContent = `Sign-in is unavailable: ${error.message}`;
-    },
-  );
+    });
   return () => {
     live = false;
     host.remove();

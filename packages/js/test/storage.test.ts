@@ -1,7 +1,7 @@
 // @vitest-environment happy-dom
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { LatchkeyError } from '../src/errors.js';
-import { memoryStore, openStore, type StorageKind } from '../src/storage.js';
+import { openStore, type StorageKind } from '../src/storage.js';
 
 afterEach(() => {
   vi.restoreAllMocks();
@@ -55,8 +55,8 @@ describe('storage', () => {
   });
 
   it('memory stores are separate', () => {
-    const a = memoryStore();
+    const a = openStore('memory');
     a.set('k', '1');
-    expect(memoryStore().get('k')).toBeNull();
+    expect(openStore('memory').get('k')).toBeNull();
   });
 });
