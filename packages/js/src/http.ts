@@ -65,7 +65,7 @@ export function caller(authUrl: string, publishableKey: string): Call {
       code,
       (json.detail || `HTTP ${status}`) +
         (code === 'origin_not_allowed'
-          ? `; allow it: latchkey tenant update ID --origin ${location.origin}`
+          ? `; allow it: latchkey tenant update ID --add-origin ${location.origin}`
           : code === 'unauthorized'
             ? '; check the publishable key: latchkey keys list --tenant ID'
             : ''),

@@ -436,7 +436,7 @@ describe('error answers', () => {
       403,
       'forbidden',
       'origin_not_allowed',
-      /origin of this tenant; allow it: latchkey tenant update ID --origin http:\/\/localhost:3000$/,
+      /origin of this tenant; allow it: latchkey tenant update ID --add-origin http:\/\/localhost:3000$/,
     ],
     [429, 'rate_limited', 'rate_limited', /^Too many requests from this address$/],
     [400, 'invalid_grant', 'invalid_grant', /^The session has been revoked$/],

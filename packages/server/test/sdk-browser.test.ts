@@ -300,7 +300,7 @@ describe.skipIf(!HAVE_CHROMIUM)(
           }, t.publishableKey);
           expect(outcome).toEqual({
             code: 'origin_not_allowed',
-            message: `${other.origin} is not an allowed origin of this tenant; allow it: latchkey tenant update ID --origin ${other.origin}`,
+            message: `${other.origin} is not an allowed origin of this tenant; allow it: latchkey tenant update ID --add-origin ${other.origin}`,
           });
           expect(await cspViolations(page)).toEqual([]);
         });
