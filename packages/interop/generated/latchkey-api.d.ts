@@ -338,7 +338,7 @@ export interface paths {
         };
         /**
          * The signed-in user's profile, for the browser
-         * @description Publishable key (X-Latchkey-Publishable-Key) and the user's access token (Authorization: Bearer); the Origin must be an allowed origin of the tenant. An access token that introspects inactive (expired, revoked, of another tenant, its user disabled or deleted) is refused with 401. Of the user's metadata only its `public` member (when an object) is shown, as publicMetadata.
+         * @description Publishable key (X-Latchkey-Publishable-Key) and the user's access token (Authorization: Bearer); the Origin must be an allowed origin of the tenant. An access token that introspects inactive (expired, revoked, of another tenant, its user disabled or deleted) is refused with 401. Of the user's metadata only its `public` member (when an object) is shown, as publicMetadata. `picture` is the https picture URL of the user's most recently used provider identity that has one, else null.
          */
         get: operations["getClientUser"];
         put?: never;

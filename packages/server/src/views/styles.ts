@@ -71,6 +71,7 @@ textarea{min-height:6rem;font-family:ui-monospace,monospace;font-size:.85rem}
 button{margin-top:1rem;padding:.5rem 1rem;font:inherit;font-weight:600;border:0;border-radius:6px;background:#0550ae;color:#fff;cursor:pointer}
 button.danger{background:#a40e26}
 button.plain{background:#eaeef2;color:#1f2328;margin:0}
+form.test-sign-in{margin-top:.75rem}
 :focus-visible{outline:3px solid #fb8f44;outline-offset:2px}
 .row{display:flex;flex-wrap:wrap;gap:.5rem;align-items:center}
 .row form{margin:0}

@@ -48,7 +48,7 @@ ${textarea({ name: 'privateKey', id: id('privateKey'), label: 'Private key', hin
   const mode = s?.mode ?? 'off';
   const development = p.tenant.environment === 'development';
   const notYet = mode === 'off' && ` Users cannot sign in with ${pr.name} until it is Live.`;
-  const testButton = html`<form method="post" action="${base}/test">${csrfField(p.viewer.csrf)}<button type="submit" class="plain">Test sign-in<span class="visually-hidden"> with ${pr.name}</span></button></form>`;
+  const testButton = html`<form class="test-sign-in" method="post" action="${base}/test">${csrfField(p.viewer.csrf)}<button type="submit" class="plain">Test sign-in<span class="visually-hidden"> with ${pr.name}</span></button></form>`;
   const test =
     mode === 'development' && development
       ? html`${testButton}
