@@ -93,6 +93,7 @@ const EDGE = 8;
 export function UserButton({ afterSignOutUrl }: UserButtonProps): ReactElement | null {
   const latchkey = useContextOf('<UserButton>');
   const [open, setOpen] = useState(false);
+  const [broken, setBroken] = useState('');
   // Never rendered on a server (no user there), so a counter cannot mismatch on hydration.
   const [id] = useState(() => `latchkey-menu-${++menus}`);
   const root = useRef<HTMLDivElement>(null);
@@ -165,7 +166,12 @@ export function UserButton({ afterSignOutUrl }: UserButtonProps): ReactElement |
     if (to) location.assign(to);
   }
 
-  const picture = typeof user.picture === 'string' && /^https:\/\//.test(user.picture);
+  // A picture that does not load (a host out of reach, a deleted avatar) gives way to initials.
+  const picture =
+    typeof user.picture === 'string' &&
+    /^https:\/\//.test(user.picture) &&
+    user.picture !== broken &&
+    user.picture;
   const letters = initials(user);
   return h(
     'div',
@@ -184,7 +190,14 @@ export function UserButton({ afterSignOutUrl }: UserButtonProps): ReactElement |
         style: AVATAR,
       },
       picture
-        ? h('img', { src: user.picture as string, alt: '', width: 36, height: 36 })
+        ? h('img', {
+            src: picture,
+            alt: '',
+            width: 36,
+            height: 36,
+            referrerPolicy: 'no-referrer',
+            onError: () => setBroken(picture),
+          })
         : h('span', { 'aria-hidden': true }, letters),
     ),
     open &&

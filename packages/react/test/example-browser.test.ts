@@ -96,11 +96,17 @@ describe.skipIf(!HAVE_CHROMIUM)('examples/react-vite in Chromium', () => {
     );
   /**
    * A context whose GitHub avatars come from a stand-in for GitHub's image host (outside this
-   * machine's reach): a PNG, as avatars.githubusercontent.com answers.
+   * machine's reach): a PNG, as avatars.githubusercontent.com answers; or, `unreachable`, no
+   * answer at all.
    */
-  async function withAvatars(context: BrowserContext): Promise<BrowserContext> {
+  async function withAvatars(
+    context: BrowserContext,
+    host: 'answers' | 'unreachable' = 'answers',
+  ): Promise<BrowserContext> {
     await context.route('https://avatars.githubusercontent.com/**', (route) =>
-      route.fulfill({ status: 200, contentType: 'image/png', body: PNG }),
+      host === 'answers'
+        ? route.fulfill({ status: 200, contentType: 'image/png', body: PNG })
+        : route.abort('connectionrefused'),
     );
     return context;
   }
@@ -199,8 +205,10 @@ describe.skipIf(!HAVE_CHROMIUM)('examples/react-vite in Chromium', () => {
 
   it('fits a phone: the sign-in buttons and the open user menu stay on screen', async () => {
     github.next({ sub: '4343', email: 'katherine.johnson@example.com', name: 'Katherine Johnson' });
+    // GitHub's image host out of reach: the button shows initials instead of a broken image.
     const context = await withAvatars(
       await browser.newContext({ viewport: PHONE, isMobile: true, hasTouch: true }),
+      'unreachable',
     );
     const page = await context.newPage();
     await page.goto(`${origin}/`);
@@ -217,7 +225,12 @@ describe.skipIf(!HAVE_CHROMIUM)('examples/react-vite in Chromium', () => {
     // Back on the home page, where the sign-in started.
     await page.getByText('You are signed in: see').waitFor();
     expect(page.url()).toBe(`${origin}/`);
-    await page.getByRole('button', { name: /account: /i }).tap();
+    const avatar = page.getByRole('button', {
+      name: 'KJ, account: katherine.johnson@example.com',
+    });
+    await avatar.waitFor();
+    expect(await avatar.locator('img').count()).toBe(0);
+    await avatar.tap();
     const menu = await page.getByRole('menuitem', { name: 'Sign out' }).boundingBox();
     expect(menu && menu.x >= 0 && menu.x + menu.width <= PHONE.width).toBe(true);
     expect(await seriousViolations(page, [['phone, menu open', async () => {}]], AXE)).toEqual([]);
