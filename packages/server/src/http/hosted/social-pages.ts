@@ -273,18 +273,29 @@ export function socialPages(scope: FastifyInstance, ctx: AppContext) {
   }
 
   type DevelopmentRoute = { Params: { provider: string } };
+  /** The development page of a pending flow: blank, or again with what was typed and why not. */
   const developmentPage = (
     request: FastifyRequest,
     reply: FastifyReply,
     status: number,
-    p: Omit<Parameters<typeof developmentProviderPage>[0], 'ctx' | 'csrf'>,
-    formTo: string[],
+    flow: { provider: ProviderId; state: string; back?: string; formTo: string[] },
+    typed: Omit<
+      Parameters<typeof developmentProviderPage>[0],
+      'ctx' | 'csrf' | 'provider' | 'state' | 'link'
+    >,
   ) =>
     send(
       reply,
       status,
-      developmentProviderPage({ ...p, ctx: page(request), csrf: reply.generateCsrf() }),
-      formTo,
+      developmentProviderPage({
+        ...typed,
+        provider: { id: flow.provider, name: PROVIDERS[flow.provider].name },
+        state: flow.state,
+        link: flow.back ? { href: flow.back, text: 'Back to sign in' } : undefined,
+        ctx: page(request),
+        csrf: reply.generateCsrf(),
+      }),
+      flow.formTo,
     );
 
   scope.get<DevelopmentRoute>('/oauth/:provider/development', PAGE, async (request, reply) => {
@@ -303,13 +314,8 @@ export function socialPages(scope: FastifyInstance, ctx: AppContext) {
         request,
         reply,
         200,
-        {
-          provider: { id: provider, name: PROVIDERS[provider].name },
-          state,
-          emailVerified: true,
-          link: found.back ? { href: found.back, text: 'Back to sign in' } : undefined,
-        },
-        found.formTo,
+        { provider, state, ...found },
+        { emailVerified: true },
       );
     } catch (error) {
       if (error instanceof SocialRefusal) return socialRefusal(request, reply, error.message);
@@ -338,15 +344,12 @@ export function socialPages(scope: FastifyInstance, ctx: AppContext) {
           request,
           reply,
           422,
+          { provider, state, ...found },
           {
-            provider: { id: provider, name: PROVIDERS[provider].name },
-            state,
             ...typed,
             alert: { kind: 'error', message: result.errors.map((e) => e.message).join(' ') },
             invalid: first?.path === '/name' ? 'name' : 'email',
-            link: found.back ? { href: found.back, text: 'Back to sign in' } : undefined,
           },
-          found.formTo,
         );
       }
       return answer(request, reply, provider, state, async (tenant) => {
