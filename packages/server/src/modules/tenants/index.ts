@@ -1,4 +1,5 @@
 export {
+  checkOrigin,
   checkTenantUpdate,
   createTenant,
   getTenant,

@@ -127,6 +127,9 @@ export function isAllowedOrigin(tenant: Pick<Tenant, 'allowedOrigins'>, origin: 
   return tenant.allowedOrigins.includes(origin);
 }
 
+/** A DNS name (labels of letters, digits, `-` and `_`; IDNs arrive as punycode), or an IP. */
+const HOST_NAME = /^(?:[a-z0-9_-]+(?:\.[a-z0-9_-]+)*\.?|\[[0-9a-f:.]+\])$/;
+
 /** An allowed origin is an exact origin (scheme, host, port; no path) that passes the scheme rule. */
 export function checkOrigin(origin: string, environment: Environment): string | null {
   const bare = /^([A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(:\d+)?\/?$/.exec(origin);
@@ -146,6 +149,9 @@ export function checkOrigin(origin: string, environment: Environment): string | 
   if (url.pathname !== '/' || url.search || url.hash || url.username || url.password) {
     return 'must be an origin only (no path, query or credentials)';
   }
+  // The URL parser lets through host names no DNS name has (`a;b`, `$(x)`): such an origin
+  // is never a real site, and the refused-link page must never print it in a command.
+  if (!HOST_NAME.test(url.hostname)) return 'has a host that is not a DNS name or an IP address';
   return schemeProblem(url, environment);
 }
 
