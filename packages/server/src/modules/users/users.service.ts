@@ -289,12 +289,14 @@ export async function listUserRows(
   let query = db.selectFrom('users').selectAll().where('tenant_id', '=', tenantId);
   if (options.emailKey !== undefined) query = query.where('email_key', '=', options.emailKey);
   if (options.contains !== undefined) {
-    // LIKE's own characters (and the escape) are matched as typed, on both databases.
-    const pattern = `%${options.contains.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+    // LIKE's own characters (and the escape) are matched as typed, on both databases. Both
+    // sides are folded by the database's lower(), so they fold alike: SQLite's folds ASCII
+    // letters only, PostgreSQL's every letter.
+    const pattern = `%${options.contains.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
     query = query.where((eb) =>
       eb.or([
-        sql<boolean>`lower(${eb.ref('email')}) like ${pattern} escape '\\'`,
-        sql<boolean>`lower(${eb.ref('name')}) like ${pattern} escape '\\'`,
+        sql<boolean>`lower(${eb.ref('email')}) like lower(${pattern}) escape '\\'`,
+        sql<boolean>`lower(${eb.ref('name')}) like lower(${pattern}) escape '\\'`,
       ]),
     );
   }
