@@ -328,6 +328,13 @@ for (const dialect of DIALECTS) {
       expect(prodHtml).not.toContain('<img');
       expect(prodHtml).toContain('<p class="tenant">Tenant ');
       expect(csp(prodHosted)['img-src']).toBe("'none'");
+      // Nor do the libraries' buttons, which draw the logo /public/config gives.
+      const config = async (pk: string) =>
+        (await json(
+          await app.request('/public/config', { headers: { 'x-latchkey-publishable-key': pk } }),
+        )) as { branding: { logoUrl: string | null } };
+      expect((await config(prod.publishableKey)).branding.logoUrl).toBeNull();
+      expect((await config(dev.publishableKey)).branding.logoUrl).toBe(logo);
     });
   });
 }

@@ -12,7 +12,7 @@ import {
   rateLimitHeaders,
 } from '../../modules/rate-limit/index.js';
 import { enabledProviders } from '../../modules/social/index.js';
-import { isAllowedOrigin } from '../../modules/tenants/index.js';
+import { isAllowedOrigin, shownLogo } from '../../modules/tenants/index.js';
 import { browserProfile } from '../../modules/users/index.js';
 import { requirePublishableKey } from '../auth.js';
 import { bearerToken } from '../bearer.js';
@@ -100,7 +100,8 @@ export function clientRoutes(server: FastifyInstance, ctx: AppContext) {
         tenantId: tenant.id,
         name: tenant.name,
         environment: tenant.environment,
-        branding: tenant.branding,
+        // The logo the tenant's environment allows, as the hosted page shows it.
+        branding: { ...tenant.branding, logoUrl: shownLogo(tenant) },
         providers: await enabledProviders(ctx.database.db, tenant.id),
         passwordEnabled: tenant.passwordEnabled,
         signInUrl: `${ctx.authUrl}/sign-in?pk=${encodeURIComponent(publishableKey)}`,
