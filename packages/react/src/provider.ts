@@ -75,11 +75,14 @@ function replaceLocation(url: string): void {
   dispatchEvent(new PopStateEvent('popstate', { state: history.state }));
 }
 
-/** `url` resolved against the page, when it is of this origin; else undefined. */
+/** `url` resolved against the page, when it is a URL of this origin; else undefined. */
 function sameOrigin(url: string | undefined): string | undefined {
-  if (!url) return undefined;
-  const resolved = new URL(url, location.href);
-  return resolved.origin === location.origin ? resolved.href : undefined;
+  try {
+    const resolved = url ? new URL(url, location.href) : undefined;
+    return resolved && resolved.origin === location.origin ? resolved.href : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /**
@@ -110,14 +113,19 @@ export function LatchkeyProvider(props: LatchkeyProviderProps) {
     client.handleRedirectCallback().then(
       (session) => {
         if (!live) return;
-        if (session) {
-          const { afterSignInUrl, onRedirectCallback } = latest.current;
-          const here = location.href;
-          // A sign-in started on the callback page itself (after a failed one) goes home.
-          const url =
-            sameOrigin(afterSignInUrl) ||
-            (session.returnTo === here ? `${location.origin}/` : session.returnTo);
-          if (url !== here) (onRedirectCallback || replaceLocation)(url, session);
+        try {
+          if (session) {
+            const { afterSignInUrl, onRedirectCallback } = latest.current;
+            const here = location.href;
+            // A sign-in started on the callback page itself (after a failed one) goes home.
+            const url =
+              sameOrigin(afterSignInUrl) ||
+              (session.returnTo === here ? `${location.origin}/` : session.returnTo);
+            if (url !== here) (onRedirectCallback || replaceLocation)(url, session);
+          }
+        } catch (error) {
+          // The app's own navigation failed: say so, but the sign-in stands.
+          console.error('Latchkey: going back after sign-in failed', error);
         }
         setCallback({ pending: false, error: null });
       },

@@ -261,7 +261,7 @@ describe(`@latchkey/react on React ${version}`, () => {
     const second = freshKey();
     const email = await comeBack(second, '/orders?id=8');
     const calls: [string, string][] = [];
-    render(
+    const two = render(
       <Provider
         pk={second}
         afterSignInUrl="/welcome?tour=1"
@@ -275,6 +275,35 @@ describe(`@latchkey/react on React ${version}`, () => {
     await screen.findByText('in');
     expect(calls).toEqual([[`${PAGE_ORIGIN}/welcome?tour=1`, email]]);
     expect(location.pathname + location.hash).toBe('/callback');
+    two.unmount();
+
+    // A malformed afterSignInUrl is ignored, and a navigation that throws still ends the
+    // callback: the app is signed in, not left waiting.
+    const third = freshKey();
+    await comeBack(third, '/orders?id=9');
+    const tried: string[] = [];
+    const reported = vi.spyOn(console, 'error').mockImplementation(() => {});
+    const { Probe, context } = recorder();
+    render(
+      <Provider
+        pk={third}
+        afterSignInUrl="http://["
+        onRedirectCallback={(url) => {
+          tried.push(url);
+          throw new Error('the router is not ready');
+        }}
+      >
+        <Probe />
+        <SignedIn>
+          <p>in</p>
+        </SignedIn>
+      </Provider>,
+    );
+    await screen.findByText('in');
+    expect(tried).toEqual([`${PAGE_ORIGIN}/orders?id=9`]);
+    expect(context().isLoaded).toBe(true);
+    expect(String(reported.mock.calls[0]?.[1])).toContain('the router is not ready');
+    reported.mockRestore();
   });
 
   it('a failed callback: loaded, signed out, and SignIn says why', async () => {
