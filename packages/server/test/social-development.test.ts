@@ -295,6 +295,20 @@ describe.each(DIALECTS)('social sign-in in development mode on %s', (dialect) =>
     expect(await twice.text()).toContain('used already');
   });
 
+  it('an attempt that took too long says so on its page, with the way back to sign-in', async () => {
+    const { b, state } = await openDevelopmentPage();
+    await db()
+      .updateTable('oauth_flows')
+      .set({ expires_at: Date.now() - 1 })
+      .where('state', '=', state)
+      .execute();
+    const late = await b.get(`/oauth/google/development?state=${state}`);
+    expect(late.status).toBe(400);
+    const text = await late.text();
+    expect(text).toContain('took too long');
+    expect(text).toMatch(/<a href="\/sign-in\?[^"]+">/);
+  });
+
   it('links to an existing password account by the same rules as a real provider', async () => {
     const signUp = async () => {
       const address = email('pw');

@@ -174,15 +174,7 @@ export function socialPages(scope: FastifyInstance, ctx: AppContext) {
       flow = await claimFlow(flowDeps, provider, state, bound);
     } catch (error) {
       if (!(error instanceof SocialRefusal)) throw error;
-      if (error.hostedQuery === undefined) return socialRefusal(request, reply, error.message);
-      // The attempt is known: brand the page and lead back to where it started.
-      const from = await hosted(
-        request,
-        reply,
-        Object.fromEntries(new URLSearchParams(error.hostedQuery)),
-      );
-      if (!from) return reply;
-      return socialRefusal(request, reply, error.message, `/sign-in?${hostedQuery(from)}`);
+      return refusedFlow(request, reply, error);
     }
     // An admin's "Test sign-in": the profile is shown to the admin, and nothing is created.
     if (flow.admin_id)
@@ -272,6 +264,18 @@ export function socialPages(scope: FastifyInstance, ctx: AppContext) {
     return { tenant, back, formTo };
   }
 
+  /** A refused attempt; when it is known, the page is branded and leads back to its start. */
+  async function refusedFlow(request: FastifyRequest, reply: FastifyReply, error: SocialRefusal) {
+    if (error.hostedQuery === undefined) return socialRefusal(request, reply, error.message);
+    const from = await hosted(
+      request,
+      reply,
+      Object.fromEntries(new URLSearchParams(error.hostedQuery)),
+    );
+    if (!from) return reply;
+    return socialRefusal(request, reply, error.message, `/sign-in?${hostedQuery(from)}`);
+  }
+
   type DevelopmentRoute = { Params: { provider: string } };
   /** The development page of a pending flow: blank, or again with what was typed and why not. */
   const developmentPage = (
@@ -318,7 +322,7 @@ export function socialPages(scope: FastifyInstance, ctx: AppContext) {
         { emailVerified: true },
       );
     } catch (error) {
-      if (error instanceof SocialRefusal) return socialRefusal(request, reply, error.message);
+      if (error instanceof SocialRefusal) return refusedFlow(request, reply, error);
       throw error;
     }
   });
@@ -359,7 +363,7 @@ export function socialPages(scope: FastifyInstance, ctx: AppContext) {
         return result.profile;
       });
     } catch (error) {
-      if (error instanceof SocialRefusal) return socialRefusal(request, reply, error.message);
+      if (error instanceof SocialRefusal) return refusedFlow(request, reply, error);
       throw error;
     }
   });
