@@ -81,7 +81,7 @@ export function brandingPages(scope: FastifyInstance, ctx: AppContext) {
       brandingPage({
         viewer: viewer(request, reply),
         tenant,
-        providers: await enabledProviders(db, tenant.id),
+        providers: await enabledProviders(db, tenant),
         hostedUrl: await hostedUrl(tenant),
         ...extra,
       }),
@@ -141,7 +141,7 @@ export function brandingPages(scope: FastifyInstance, ctx: AppContext) {
         ctx: { tenant: shown, nonce },
         query: '',
         csrf: '',
-        providers: await enabledProviders(db, tenant.id),
+        providers: await enabledProviders(db, tenant),
         passwordEnabled: tenant.passwordEnabled,
       });
       const logo = shown.branding.logoUrl;

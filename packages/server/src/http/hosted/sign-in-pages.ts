@@ -43,7 +43,7 @@ export function signInPages(scope: FastifyInstance, ctx: AppContext) {
         ctx: pageContext(request),
         query: hostedQuery(h),
         csrf: reply.generateCsrf(),
-        providers: await enabledProviders(db, h.tenant.id),
+        providers: await enabledProviders(db, h.tenant),
         passwordEnabled: h.tenant.passwordEnabled,
         ...extra,
       }),

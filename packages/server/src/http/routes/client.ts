@@ -102,7 +102,7 @@ export function clientRoutes(server: FastifyInstance, ctx: AppContext) {
         environment: tenant.environment,
         // The logo the tenant's environment allows, as the hosted page shows it.
         branding: { ...tenant.branding, logoUrl: shownLogo(tenant) },
-        providers: await enabledProviders(ctx.database.db, tenant.id),
+        providers: await enabledProviders(ctx.database.db, tenant),
         passwordEnabled: tenant.passwordEnabled,
         signInUrl: `${ctx.authUrl}/sign-in?pk=${encodeURIComponent(publishableKey)}`,
       };

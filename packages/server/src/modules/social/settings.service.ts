@@ -3,7 +3,7 @@ import { socialDefaults } from '../../config/defaults.js';
 import type { SealedStore, SecretBox } from '../../crypto/secret-box.js';
 import { type FieldError, LatchkeyError, validationFailed } from '../../errors/index.js';
 import type { ProviderSettingsRow, Schema } from '../../storage/index.js';
-import { getTenant } from '../tenants/index.js';
+import { getTenant, type Tenant } from '../tenants/index.js';
 import {
   type ExtraSetting,
   PROVIDER_IDS,
@@ -226,21 +226,12 @@ export async function listProviderSettings(
  */
 export async function enabledProviders(
   db: Kysely<Schema>,
-  tenantId: string,
+  tenant: Pick<Tenant, 'id' | 'environment'>,
 ): Promise<{ id: ProviderId; name: string; mode: 'development' | 'live' }[]> {
-  const development = await developmentTenant(db, tenantId);
-  return (await listProviderSettings(db, tenantId))
+  const development = tenant.environment === 'development';
+  return (await listProviderSettings(db, tenant.id))
     .filter((p) => p.mode === 'live' || (p.mode === 'development' && development))
     .map((p) => ({ id: p.provider, name: p.name, mode: p.mode as 'development' | 'live' }));
-}
-
-async function developmentTenant(db: Kysely<Schema>, tenantId: string): Promise<boolean> {
-  const row = await db
-    .selectFrom('tenants')
-    .select('environment')
-    .where('id', '=', tenantId)
-    .executeTakeFirst();
-  return row?.environment === 'development';
 }
 
 /**
