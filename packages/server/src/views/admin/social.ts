@@ -63,7 +63,7 @@ ${textarea({ name: 'privateKey', id: id('privateKey'), label: 'Private key', hin
       'development',
       'Development mode',
       development
-        ? `No credentials: the button leads to a Latchkey page where you type the e-mail and name ${pr.name} would return. Nothing goes to ${pr.name}.`
+        ? `No credentials: the button leads to a Latchkey page where you type the e-mail and name ${pr.name} would return. Nothing goes to ${pr.name}. Whoever reaches that page can sign in as any address: keep this tenant's users to test users, on a server others cannot reach.`
         : 'Only for development tenants: this is a production tenant.',
     ],
     ['live', 'Live', `The real ${pr.name} sign-in, with the credentials below.`],
