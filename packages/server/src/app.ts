@@ -38,7 +38,12 @@ import { answerObserver, createMetrics, requestObserver } from './modules/observ
 import { RateLimitService } from './modules/rate-limit/index.js';
 import { startRetention } from './modules/retention/index.js';
 import { Sessions, SigningKeys } from './modules/sessions/index.js';
-import { createPasswordHasher, isValidEmail, type SignInPolicy } from './modules/users/index.js';
+import {
+  createBreachedPasswords,
+  createPasswordHasher,
+  isValidEmail,
+  type SignInPolicy,
+} from './modules/users/index.js';
 import { type Database, migrateToLatest, openDatabase } from './storage/index.js';
 
 export interface BuildOptions {
@@ -199,6 +204,11 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     authUrl: config.publicUrl,
     signInPolicy: options.signInPolicy ?? defaults.signInFailures,
     hasher: createPasswordHasher(config.argon2),
+    breached: createBreachedPasswords({
+      url: config.breachedPasswordsUrl,
+      timeoutMs: defaults.breachedPasswords.timeoutMs,
+      warn: (fields, message) => app.log.warn(fields, message),
+    }),
     limiter: new RateLimitService({
       redis,
       storeHealthy: () => redisHealth?.healthy ?? false,

@@ -158,7 +158,7 @@ for (const dialect of DIALECTS) {
 
     it('finds users by part of an address or a name, in any case, with LIKE characters as typed', async () => {
       const t = await app.tenant();
-      const deps = { db: app.ctx.database.db, hasher: app.ctx.hasher };
+      const deps = { db: app.ctx.database.db, hasher: app.ctx.hasher, breached: app.ctx.breached };
       const people = [
         ['Ada.Lovelace@Example.com', 'Ada Lovelace'],
         ['grace@navy.example', 'Grace Hopper'],
@@ -223,10 +223,14 @@ for (const dialect of DIALECTS) {
     it("names a session's browser from the User-Agent its sign-in sent", async () => {
       const t = await app.tenant();
       const address = email('ua');
-      await signUp({ db: app.ctx.database.db, hasher: app.ctx.hasher }, t.tenant, {
-        email: address,
-        password: 'a long password 1',
-      });
+      await signUp(
+        { db: app.ctx.database.db, hasher: app.ctx.hasher, breached: app.ctx.breached },
+        t.tenant,
+        {
+          email: address,
+          password: 'a long password 1',
+        },
+      );
       const signIn = (userAgent: string) =>
         app.request('/v1/auth/sign-in', {
           method: 'POST',

@@ -37,6 +37,11 @@ export interface Config {
   readonly logLevel: string;
   /** Bearer token that `/metrics` asks for; unset: `/metrics` is off. */
   readonly metricsToken: string | undefined;
+  /**
+   * LATCHKEY_BREACHED_PASSWORDS_URL: a k-anonymity range API in Have I Been Pwned's format
+   * (`GET {url}/range/{5 hex}`); unset: only the bundled list of common passwords.
+   */
+  readonly breachedPasswordsUrl: string | undefined;
   readonly bodyLimit: number;
   readonly argon2: { memoryCost: number; timeCost: number; parallelism: number };
 }
@@ -93,6 +98,22 @@ function parseProviderEndpoints(value: string | undefined): Config['providerEndp
     out[provider] = Object.freeze({ ...(endpoints as Record<string, string>) });
   }
   return Object.freeze(out);
+}
+
+/** An http(s) URL without its trailing slashes, or undefined when unset. */
+function parseBreachedPasswordsUrl(value: string | undefined): string | undefined {
+  if (!value) return undefined;
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new ConfigError(
+      `LATCHKEY_BREACHED_PASSWORDS_URL must be an absolute URL, got "${value}"`,
+    );
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:')
+    throw new ConfigError('LATCHKEY_BREACHED_PASSWORDS_URL must start with https:// or http://');
+  return value.replace(/\/+$/, '');
 }
 
 /** The master secret's file in the data folder, when LATCHKEY_SECRET is not set. */
@@ -170,6 +191,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, options: LoadOptions = {}): C
   if (metricsToken !== undefined && metricsToken.length < 16) {
     throw new ConfigError('METRICS_TOKEN must be at least 16 characters');
   }
+  const breachedPasswordsUrl = parseBreachedPasswordsUrl(env.LATCHKEY_BREACHED_PASSWORDS_URL);
   return Object.freeze({
     port,
     host: env.HOST || undefined,
@@ -182,6 +204,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, options: LoadOptions = {}): C
     providerEndpoints: parseProviderEndpoints(env.LATCHKEY_PROVIDER_ENDPOINTS),
     logLevel: env.LOG_LEVEL || 'info',
     metricsToken,
+    breachedPasswordsUrl,
     bodyLimit: defaults.bodyLimit,
     argon2: { ...defaults.argon2 },
   });

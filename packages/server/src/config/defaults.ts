@@ -56,6 +56,13 @@ export const defaults = {
    * point more than the longest valid value, so the same rule refuses what is too long.
    */
   password: { minLength: 8, maxLength: 1024 },
+  /**
+   * docs/design.md §13: a password found in the breached-password range API
+   * (LATCHKEY_BREACHED_PASSWORDS_URL) or in the bundled list of common passwords is refused.
+   * The range API gets this long to answer; after it (or on any error) the bundled list
+   * alone decides, and the fallback is logged.
+   */
+  breachedPasswords: { timeoutMs: 2_000 },
   /** RFC 5321 section 4.5.3.1.3: a path holds 256 octets, so an address at most 254. */
   email: { maxLength: 254 },
   /**

@@ -21,3 +21,11 @@ export function sha256Base64url(value: string | Buffer): string {
 export function sha256Bytes(value: string): Buffer {
   return hash('sha256', value, 'buffer');
 }
+
+/**
+ * SHA-1 as upper-case hex, only to look a password up in a breached-password range API
+ * (Have I Been Pwned's format), never to store or compare anything of ours.
+ */
+export function sha1HexUpper(value: string): string {
+  return hash('sha1', value, 'hex').toUpperCase();
+}

@@ -10,7 +10,12 @@ import type { KeyContext, KeyResolver } from '../modules/keys/index.js';
 import type { Metrics } from '../modules/observability/metrics.js';
 import type { RateLimitService } from '../modules/rate-limit/index.js';
 import type { AccountDeps, Sessions, SigningKeys } from '../modules/sessions/index.js';
-import type { PasswordHasher, SignInDeps, SignInPolicy } from '../modules/users/index.js';
+import type {
+  BreachedPasswords,
+  PasswordHasher,
+  SignInDeps,
+  SignInPolicy,
+} from '../modules/users/index.js';
 import type { Database } from '../storage/index.js';
 
 /** Everything a route needs, built once by app.ts. */
@@ -20,6 +25,8 @@ export interface AppContext {
   log: FastifyBaseLogger;
   database: Database;
   hasher: PasswordHasher;
+  /** The breached-password check of sign-up and reset (docs/design.md §13). */
+  breached: BreachedPasswords;
   limiter: RateLimitService;
   metrics: Metrics;
   redis: Redis | undefined;
@@ -73,6 +80,7 @@ export function hostedDeps(ctx: AppContext): HostedDeps {
   return {
     ...accountDeps(ctx),
     keys: ctx.keys,
+    breached: ctx.breached,
     mailer: ctx.mailer,
     authUrl: ctx.authUrl,
   };

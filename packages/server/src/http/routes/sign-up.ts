@@ -26,7 +26,7 @@ export function signUpRoutes(server: FastifyInstance, ctx: AppContext) {
     async (request, reply) => {
       const { tenant } = authOf(request);
       try {
-        const deps = { db: ctx.database.db, hasher: ctx.hasher };
+        const deps = { db: ctx.database.db, hasher: ctx.hasher, breached: ctx.breached };
         const user = await signUp(deps, tenant, request.body);
         ctx.metrics.signUps.inc({ outcome: 'created' });
         return reply.code(201).send(user);

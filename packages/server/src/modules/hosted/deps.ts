@@ -5,7 +5,7 @@ import type { Mailer } from '../email/index.js';
 import type { KeyResolver } from '../keys/index.js';
 import type { RateLimitService } from '../rate-limit/index.js';
 import type { Sessions } from '../sessions/index.js';
-import type { PasswordHasher, SignInPolicy } from '../users/index.js';
+import type { BreachedPasswords, PasswordHasher, SignInPolicy } from '../users/index.js';
 
 /** What the hosted-page workflows use; built once per app. */
 export interface HostedDeps {
@@ -14,6 +14,7 @@ export interface HostedDeps {
   keys: KeyResolver;
   sessions: Sessions;
   hasher: PasswordHasher;
+  breached: BreachedPasswords;
   limiter: RateLimitService;
   /** The failed sign-in policy (defaults.signInFailures unless a test shortens it). */
   policy: SignInPolicy;

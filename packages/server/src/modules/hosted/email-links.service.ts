@@ -244,7 +244,7 @@ export async function completePasswordReset(
   const peek = input.token ? await peekEmailToken(deps.db, input.token, 'reset') : undefined;
   if (!peek) return { ok: false };
   const tenant = await getTenant(deps.db, peek.tenant_id);
-  const problem = checkPassword(input.password)[0];
+  const problem = checkPassword(input.password)[0] ?? (await deps.breached.check(input.password));
   if (problem) return { ok: false, tenant, problem: problem.message };
   // Hashed before the transaction: argon2 must hold no lock.
   const hash = await deps.hasher.hash(input.password);

@@ -1,3 +1,4 @@
+export { type BreachedPasswords, createBreachedPasswords } from './breached-passwords.js';
 export {
   allowAddress,
   type SignInDeps,

@@ -4,6 +4,7 @@ import { defaults } from '../../config/defaults.js';
 import { type FieldError, LatchkeyError, validationFailed } from '../../errors/index.js';
 import { isUniqueViolation, type Schema, type UserRow } from '../../storage/index.js';
 import type { Tenant } from '../tenants/index.js';
+import type { BreachedPasswords } from './breached-passwords.js';
 import { emailKey, isValidEmail } from './email.js';
 import { codePointLength, type PasswordHasher } from './password.js';
 import { checkMetadata, checkName } from './profile-rules.js';
@@ -26,6 +27,8 @@ export interface SignUpResult {
 export interface UsersDeps {
   db: Kysely<Schema>;
   hasher: PasswordHasher;
+  /** Refuses breached and common passwords (docs/design.md §13). */
+  breached: BreachedPasswords;
 }
 
 /** The password rules alone (the reset page uses them too). */
@@ -103,6 +106,10 @@ export async function preparePasswordUser(
 ): Promise<UserRow> {
   const errors = checkSignUp(input);
   if (errors.length) throw validationFailed(errors);
+  // Before the address is looked up, so that a taken address and a new one are refused
+  // alike (the hosted page never tells who has an account).
+  const breach = await deps.breached.check(input.password);
+  if (breach) throw validationFailed([breach]);
   const email = input.email.trim();
   const key = emailKey(email);
   // Checked before hashing so that a duplicate costs no argon2 work; the unique index
