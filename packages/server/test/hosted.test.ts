@@ -1,6 +1,7 @@
 /** Hosted-page rules checked over plain HTTP (the browser suite covers the journeys). */
 
 import { createHash, randomBytes } from 'node:crypto';
+import { decodeJwt } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { localBus } from '../src/cache/invalidation.js';
 import { readOutbox } from '../src/modules/email/index.js';
@@ -346,6 +347,54 @@ describe.each(DIALECTS)('hosted pages over HTTP on %s', (dialect) => {
     }
     expect(await count()).toEqual(before);
     expect(sids.size).toBe(1);
+  });
+
+  it("the sign-in's amr and auth_time carry through returning visits, the PKCE code and refreshes", async () => {
+    const t = await app.tenant({ allowedOrigins: [ORIGIN] });
+    const u = await user(t);
+    const jar = new Map<string, string>();
+    const signedIn = await signIn(t, u.address, jar);
+    expect(signedIn.status).toBe(303);
+    const fragmentToken = (res: Response) =>
+      new URLSearchParams(new URL(res.headers.get('location') as string).hash.slice(1)).get(
+        'access_token',
+      ) as string;
+    const first = decodeJwt(fragmentToken(signedIn));
+    expect(first).toMatchObject({ amr: ['pwd'], auth_time: first.iat });
+    // As if the password had been typed an hour ago: nothing after it may move auth_time.
+    const hourAgo = Date.now() - 3_600_000;
+    await app.ctx.database.db
+      .updateTable('sessions')
+      .set({ authenticated_at: hourAgo })
+      .where('id', '=', first.sid as string)
+      .execute();
+    const expected = { amr: ['pwd'], auth_time: Math.floor(hourAgo / 1000) };
+    expect(decodeJwt(fragmentToken(await returning(t, jar)))).toMatchObject(expected);
+    const redeemed = (await browserTokens(t, jar)) as {
+      accessToken?: string;
+      refreshToken: string;
+    };
+    expect(decodeJwt(redeemed.accessToken as string)).toMatchObject(expected);
+    let refreshToken = redeemed.refreshToken;
+    for (let i = 0; i < 2; i++) {
+      const res = await app.request('/v1/client/token', {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'x-latchkey-publishable-key': t.publishableKey,
+          origin: ORIGIN,
+        },
+        body: JSON.stringify({ grant_type: 'refresh_token', refresh_token: refreshToken }),
+      });
+      expect(res.status).toBe(200);
+      const pair = (await res.json()) as { accessToken: string; refreshToken: string };
+      refreshToken = pair.refreshToken;
+      expect(decodeJwt(pair.accessToken)).toMatchObject(expected);
+      const answer = await postJson(app, '/api/auth/introspect', t.secretKey, {
+        token: pair.accessToken,
+      });
+      expect(await answer.json()).toMatchObject({ active: true, ...expected });
+    }
   });
 
   it('disabling a user ends their hosted-page sign-in; enabling them does not revive it', async () => {
