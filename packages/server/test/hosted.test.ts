@@ -173,6 +173,29 @@ describe.each(DIALECTS)('hosted pages over HTTP on %s', (dialect) => {
     expect(again.text).not.toMatch(/exists|already/i);
   });
 
+  it('a sign-up that signs in at once is a password sign-in: amr ["pwd"], auth_time now', async () => {
+    const t = await app.tenant({ allowedOrigins: [ORIGIN] });
+    const { cookie, csrf } = await openForm(`/sign-up?${query(t)}`);
+    const res = await app.request(`/sign-up?${query(t)}`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', cookie },
+      body: new URLSearchParams({ _csrf: csrf, email: email(), password: PASSWORD }).toString(),
+    });
+    expect(res.status).toBe(303);
+    const token = new URLSearchParams(
+      new URL(res.headers.get('location') as string).hash.slice(1),
+    ).get('access_token') as string;
+    const claims = decodeJwt(token);
+    expect(claims).toMatchObject({ amr: ['pwd'], auth_time: claims.iat });
+    const answer = await postJson(app, '/api/auth/introspect', t.secretKey, { token });
+    expect(await answer.json()).toMatchObject({
+      active: true,
+      amr: ['pwd'],
+      auth_time: claims.iat,
+    });
+  });
+
   it('refuses a redirect_url ending in a bare #', async () => {
     const t = await app.tenant({ allowedOrigins: [ORIGIN] });
     const res = await app.request(`/sign-in?${query(t, `${ORIGIN}/cb#`)}`, { redirect: 'manual' });
@@ -395,6 +418,42 @@ describe.each(DIALECTS)('hosted pages over HTTP on %s', (dialect) => {
       });
       expect(await answer.json()).toMatchObject({ active: true, ...expected });
     }
+  });
+
+  it('a returning browser whose API session ended alone gets a new one: no amr, auth_time its hosted sign-in', async () => {
+    const t = await app.tenant({ allowedOrigins: [ORIGIN] });
+    const u = await user(t);
+    const jar = new Map<string, string>();
+    const signedIn = await signIn(t, u.address, jar);
+    const first = decodeJwt(
+      new URLSearchParams(new URL(signedIn.headers.get('location') as string).hash.slice(1)).get(
+        'access_token',
+      ) as string,
+    );
+    const db = app.ctx.database.db;
+    // The API session ends while the hosted one lives on (written directly: the service ends both).
+    await db
+      .updateTable('sessions')
+      .set({ revoked_at: Date.now(), revoked_reason: 'revoked' })
+      .where('id', '=', first.sid as string)
+      .execute();
+    const hosted = await db
+      .updateTable('hosted_sessions')
+      .set({ created_at: Date.now() - 3_600_000 })
+      .where('session_id', '=', first.sid as string)
+      .returning('created_at')
+      .executeTakeFirstOrThrow();
+    const back = await returning(t, jar);
+    expect(back.status).toBe(303);
+    const claims = decodeJwt(
+      new URLSearchParams(new URL(back.headers.get('location') as string).hash.slice(1)).get(
+        'access_token',
+      ) as string,
+    );
+    expect(claims.sid).not.toBe(first.sid);
+    // Nobody authenticated on this visit: how the hosted sign-in was made is not kept.
+    expect(claims).not.toHaveProperty('amr');
+    expect(claims.auth_time).toBe(Math.floor(hosted.created_at / 1000));
   });
 
   it('disabling a user ends their hosted-page sign-in; enabling them does not revive it', async () => {
