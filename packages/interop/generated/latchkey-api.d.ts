@@ -1864,6 +1864,10 @@ export interface operations {
                         aud?: string;
                         /** @description The tenant id (RFC 9068) */
                         client_id?: string;
+                        /** @description How the user authenticated for this session (RFC 8176: pwd, fed); absent on sessions older than it */
+                        amr?: string[];
+                        /** @description When the user authenticated for this session, seconds since the epoch */
+                        auth_time?: number;
                         token_type?: string;
                     };
                 };

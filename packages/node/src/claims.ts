@@ -22,6 +22,16 @@ export interface LatchkeyClaims {
   aud: string;
   /** RFC 9068 section 2.2: the tenant id. */
   client_id: string;
+  /**
+   * How the person authenticated for this session (RFC 8176 values): `["pwd"]` a password,
+   * `["fed"]` a social provider. Absent on sessions opened before Latchkey recorded it.
+   */
+  amr?: string[];
+  /**
+   * When the person authenticated, seconds since the epoch. A refresh keeps it: it is the
+   * sign-in's time, not the token's (`iat`).
+   */
+  auth_time?: number;
 }
 
 const STRING_CLAIMS = [
@@ -51,6 +61,11 @@ export function invalidClaims(payload: Record<string, unknown>): string[] {
   if (!Array.isArray(roles) || !roles.every((role) => typeof role === 'string')) {
     invalid.push('roles');
   }
+  const { amr, auth_time } = payload;
+  if (amr !== undefined && !(Array.isArray(amr) && amr.every((m) => typeof m === 'string'))) {
+    invalid.push('amr');
+  }
+  if (auth_time !== undefined && !Number.isFinite(auth_time)) invalid.push('auth_time');
   return invalid;
 }
 
@@ -70,5 +85,7 @@ export function pickClaims(payload: Record<string, unknown>): LatchkeyClaims {
     jti: claims.jti,
     aud: claims.aud,
     client_id: claims.client_id,
+    ...(claims.amr === undefined ? {} : { amr: [...claims.amr] }),
+    ...(claims.auth_time === undefined ? {} : { auth_time: claims.auth_time }),
   };
 }

@@ -18,6 +18,13 @@ export interface MiddlewareOptions {
    * is answered 503. Default: `console.error`.
    */
   onError?: ((error: unknown) => void) | undefined;
+  /**
+   * The authentication methods a token's session must have used (its `amr` claim, RFC 8176):
+   * every value listed (`['mfa']`), or a predicate over the token's `amr` (`[]` when it has
+   * none). A valid token that falls short is answered 401 with the RFC 9470 challenge
+   * `Bearer error="insufficient_user_authentication"`: the person must sign in again.
+   */
+  requireAmr?: readonly string[] | ((amr: readonly string[]) => boolean) | undefined;
 }
 
 /** The request headers we read; Node, Express and Fastify requests all fit. */
@@ -100,6 +107,7 @@ export function createAuthenticator(
   verifiers.checkConfig(mode);
   const onError = options.onError ?? defaultOnError;
   const check = mode === 'local' ? verifiers.verifyToken : introspectAsClaims(verifiers);
+  const sufficient = amrCheck(options.requireAmr);
 
   return async (authorization) => {
     if (authorization === undefined || authorization === '' || !isBearer(authorization)) {
@@ -112,8 +120,9 @@ export function createAuthenticator(
     if (token === undefined) {
       return unauthorized('The Authorization header is not a valid Bearer token.');
     }
+    let auth: LatchkeyClaims;
     try {
-      return { ok: true, auth: await check(token) };
+      auth = await check(token);
     } catch (error) {
       if (error instanceof Rejected) return unauthorized(error.message);
       if (error instanceof LatchkeyTokenError && error.code !== 'jwks_unavailable') {
@@ -122,7 +131,22 @@ export function createAuthenticator(
       onError(error);
       return unavailable(error);
     }
+    if (!sufficient(auth.amr ?? [])) return insufficientAuthentication();
+    return { ok: true, auth };
   };
+}
+
+function amrCheck(required: MiddlewareOptions['requireAmr']): (amr: readonly string[]) => boolean {
+  if (required === undefined) return () => true;
+  if (typeof required === 'function') return required;
+  if (!Array.isArray(required) || !required.every((m) => typeof m === 'string' && m !== '')) {
+    throw new LatchkeyError('option_invalid', {
+      reason: 'requireAmr must be a list of amr values or a function.',
+      action: "Pass values such as ['mfa'], or (amr) => amr.includes('hwk').",
+    });
+  }
+  const values = [...required];
+  return (amr) => values.every((m) => amr.includes(m));
 }
 
 /** An introspection answer that rejects the token; it has no code of its own. */
@@ -201,6 +225,20 @@ function isBearer(authorization: string | string[]): boolean {
 
 function unauthorized(detail: string, challenge = 'Bearer error="invalid_token"'): Outcome {
   return problem(401, 'unauthorized', 'Unauthorized', detail, { 'www-authenticate': challenge });
+}
+
+/** RFC 9470 section 3: the token is valid, but how its person authenticated is not enough. */
+function insufficientAuthentication(): Outcome {
+  const description = 'A stronger or different authentication is required';
+  return problem(
+    401,
+    'insufficient_user_authentication',
+    'Insufficient user authentication',
+    "The access token is valid, but the way its user signed in does not meet this resource's requirement (amr); sign in again with the required method.",
+    {
+      'www-authenticate': `Bearer error="insufficient_user_authentication", error_description="${description}"`,
+    },
+  );
 }
 
 function unavailable(error: unknown): Outcome {

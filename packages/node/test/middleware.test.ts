@@ -202,6 +202,49 @@ for (const framework of Object.keys(FRAMEWORKS)) {
       });
     }
 
+    for (const mode of ['local', 'introspect'] as const) {
+      it(`${mode}: requireAmr refuses a token whose sign-in falls short (RFC 9470), and passes one that meets it`, async () => {
+        // Ada signed in with a password: her token says amr ["pwd"].
+        expect(decodeJwt(ada.accessToken).amr).toEqual(['pwd']);
+        const mfa = await service.forge(t, {
+          claims: { ...decodeJwt(ada.accessToken), amr: ['pwd', 'otp', 'mfa'] },
+        });
+        const legacy = await service.forge(t, {
+          claims: { ...decodeJwt(ada.accessToken), amr: undefined },
+        });
+        await withApp(framework, { mode, requireAmr: ['mfa'] }, async (url) => {
+          for (const token of [ada.accessToken, legacy]) {
+            const { response, body } = await get(url, `Bearer ${token}`);
+            expect(response.status).toBe(401);
+            expect(response.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+            expect(response.headers.get('www-authenticate')).toMatch(
+              /^Bearer error="insufficient_user_authentication", error_description="[^"]+"$/,
+            );
+            expect(body).toEqual({
+              type: 'tag:latchkey.dev,2026:problem:insufficient_user_authentication',
+              title: 'Insufficient user authentication',
+              status: 401,
+              detail: expect.stringContaining('sign in again'),
+              code: 'insufficient_user_authentication',
+            });
+          }
+          expect((await get(url, `Bearer ${mfa}`)).body).toEqual({ sub: ada.user.id });
+          // An invalid token is still invalid_token, not a step-up.
+          expectUnauthorized(await get(url, 'Bearer garbage'), 'Bearer error="invalid_token"');
+        });
+        await withApp(
+          framework,
+          { mode, requireAmr: (amr) => amr.includes('pwd') || amr.includes('fed') },
+          async (url) => {
+            expect((await get(url, `Bearer ${ada.accessToken}`)).body).toEqual({
+              sub: ada.user.id,
+            });
+            expect((await get(url, `Bearer ${legacy}`)).response.status).toBe(401);
+          },
+        );
+      });
+    }
+
     it('a revoked session: introspect answers 401 at once, local accepts the token until its exp', async () => {
       const s = await service.session(t);
       await withApp(framework, { mode: 'introspect' }, (introspected) =>
@@ -285,6 +328,15 @@ describe('middleware set-up', () => {
     expect(() => latchkey.nodeHandler(() => {}, { mode: 'magic' as 'local' })).toThrow(
       expect.objectContaining({ code: 'option_invalid' }),
     );
+  });
+
+  it('refuses a requireAmr that is neither a list of values nor a function', () => {
+    const latchkey = service.client(t);
+    for (const requireAmr of ['mfa', [''], [1]]) {
+      expect(() =>
+        latchkey.expressMiddleware({ requireAmr } as unknown as MiddlewareOptions),
+      ).toThrow(expect.objectContaining({ code: 'option_invalid' }));
+    }
   });
 
   it('types auth as present in a protected node:http handler', () => {

@@ -64,6 +64,9 @@ describe('verifyToken against the real service', () => {
       jti: expect.any(String),
       aud: `${PUBLIC_URL}/t/${t.tenant.id}/api`,
       client_id: t.tenant.id,
+      // A password sign-in (RFC 8176), at the time of the sign-in.
+      amr: ['pwd'],
+      auth_time: claims.iat,
     });
     expect(claims).toEqual(decodeJwt(ada.accessToken));
     expect(claims.exp - claims.iat).toBe(600);
@@ -93,6 +96,8 @@ describe('verifyToken against the real service', () => {
     ['with roles that are not strings', () => ({ roles: ['admin', 7] }), 'claims_invalid'],
     ['with scope as an array', () => ({ scope: ['openid'] }), 'claims_invalid'],
     ['with an empty sub', () => ({ sub: '' }), 'claims_invalid'],
+    ['with amr that is not a list of strings', () => ({ amr: 'pwd' }), 'claims_invalid'],
+    ['with auth_time that is not a number', () => ({ auth_time: '1700000000' }), 'claims_invalid'],
     ['without aud', () => ({ aud: undefined }), 'claims_invalid'],
     ['without client_id', () => ({ client_id: undefined }), 'claims_invalid'],
   ] as const)('rejects a token %s', async (_, claims, code) => {

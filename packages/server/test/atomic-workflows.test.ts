@@ -158,10 +158,16 @@ for (const dialect of DIALECTS) {
       });
       const user = await getUser(app.ctx.database.db, t.tenant.id, u.id);
       const deps = hostedDeps(app.ctx);
-      const { location } = await signInBrowser(deps, h, user, {
-        ip: '127.0.0.4',
-        previousCookie: undefined,
-      });
+      const { location } = await signInBrowser(
+        deps,
+        h,
+        user,
+        {
+          ip: '127.0.0.4',
+          previousCookie: undefined,
+        },
+        ['pwd'],
+      );
       const code = new URLSearchParams(new URL(location).hash.slice(1)).get('code') as string;
       const input = { code, codeVerifier: verifier, origin: ORIGIN };
       await hideSigningKeys();
@@ -342,7 +348,7 @@ for (const dialect of DIALECTS) {
       const user = await getUser(app.ctx.database.db, t.tenant.id, u.id);
       await fail('insert', 'auth_codes');
       await expect(
-        signInBrowser(hostedDeps(app.ctx), await withCode(), user, browser),
+        signInBrowser(hostedDeps(app.ctx), await withCode(), user, browser, ['pwd']),
       ).rejects.toThrow(/injected failure/);
       expect(await sessions(u.id)).toEqual([]);
       expect(await count('hosted_sessions', u.id)).toBe(0);
@@ -352,7 +358,7 @@ for (const dialect of DIALECTS) {
       const u = await signUp();
       const user = await getUser(app.ctx.database.db, t.tenant.id, u.id);
       const deps = hostedDeps(app.ctx);
-      const signedIn = await signInBrowser(deps, await withCode(), user, browser);
+      const signedIn = await signInBrowser(deps, await withCode(), user, browser, ['pwd']);
       const code = new URLSearchParams(new URL(signedIn.location).hash.slice(1)).get('code');
       const input = { code: code as string, codeVerifier: verifier, origin: ORIGIN };
       await fail('insert', 'refresh_tokens');

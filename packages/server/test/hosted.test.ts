@@ -1,6 +1,7 @@
 /** Hosted-page rules checked over plain HTTP (the browser suite covers the journeys). */
 
 import { createHash, randomBytes } from 'node:crypto';
+import { decodeJwt } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { localBus } from '../src/cache/invalidation.js';
 import { readOutbox } from '../src/modules/email/index.js';
@@ -170,6 +171,29 @@ describe.each(DIALECTS)('hosted pages over HTTP on %s', (dialect) => {
     const again = await signUpForm(instant, other.address);
     expect(again.status).toBe(201);
     expect(again.text).not.toMatch(/exists|already/i);
+  });
+
+  it('a sign-up that signs in at once is a password sign-in: amr ["pwd"], auth_time now', async () => {
+    const t = await app.tenant({ allowedOrigins: [ORIGIN] });
+    const { cookie, csrf } = await openForm(`/sign-up?${query(t)}`);
+    const res = await app.request(`/sign-up?${query(t)}`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', cookie },
+      body: new URLSearchParams({ _csrf: csrf, email: email(), password: PASSWORD }).toString(),
+    });
+    expect(res.status).toBe(303);
+    const token = new URLSearchParams(
+      new URL(res.headers.get('location') as string).hash.slice(1),
+    ).get('access_token') as string;
+    const claims = decodeJwt(token);
+    expect(claims).toMatchObject({ amr: ['pwd'], auth_time: claims.iat });
+    const answer = await postJson(app, '/api/auth/introspect', t.secretKey, { token });
+    expect(await answer.json()).toMatchObject({
+      active: true,
+      amr: ['pwd'],
+      auth_time: claims.iat,
+    });
   });
 
   it('refuses a redirect_url ending in a bare #', async () => {
@@ -346,6 +370,90 @@ describe.each(DIALECTS)('hosted pages over HTTP on %s', (dialect) => {
     }
     expect(await count()).toEqual(before);
     expect(sids.size).toBe(1);
+  });
+
+  it("the sign-in's amr and auth_time carry through returning visits, the PKCE code and refreshes", async () => {
+    const t = await app.tenant({ allowedOrigins: [ORIGIN] });
+    const u = await user(t);
+    const jar = new Map<string, string>();
+    const signedIn = await signIn(t, u.address, jar);
+    expect(signedIn.status).toBe(303);
+    const fragmentToken = (res: Response) =>
+      new URLSearchParams(new URL(res.headers.get('location') as string).hash.slice(1)).get(
+        'access_token',
+      ) as string;
+    const first = decodeJwt(fragmentToken(signedIn));
+    expect(first).toMatchObject({ amr: ['pwd'], auth_time: first.iat });
+    // As if the password had been typed an hour ago: nothing after it may move auth_time.
+    const hourAgo = Date.now() - 3_600_000;
+    await app.ctx.database.db
+      .updateTable('sessions')
+      .set({ authenticated_at: hourAgo })
+      .where('id', '=', first.sid as string)
+      .execute();
+    const expected = { amr: ['pwd'], auth_time: Math.floor(hourAgo / 1000) };
+    expect(decodeJwt(fragmentToken(await returning(t, jar)))).toMatchObject(expected);
+    const redeemed = (await browserTokens(t, jar)) as {
+      accessToken?: string;
+      refreshToken: string;
+    };
+    expect(decodeJwt(redeemed.accessToken as string)).toMatchObject(expected);
+    let refreshToken = redeemed.refreshToken;
+    for (let i = 0; i < 2; i++) {
+      const res = await app.request('/v1/client/token', {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'x-latchkey-publishable-key': t.publishableKey,
+          origin: ORIGIN,
+        },
+        body: JSON.stringify({ grant_type: 'refresh_token', refresh_token: refreshToken }),
+      });
+      expect(res.status).toBe(200);
+      const pair = (await res.json()) as { accessToken: string; refreshToken: string };
+      refreshToken = pair.refreshToken;
+      expect(decodeJwt(pair.accessToken)).toMatchObject(expected);
+      const answer = await postJson(app, '/api/auth/introspect', t.secretKey, {
+        token: pair.accessToken,
+      });
+      expect(await answer.json()).toMatchObject({ active: true, ...expected });
+    }
+  });
+
+  it('a returning browser whose API session ended alone gets a new one: no amr, auth_time its hosted sign-in', async () => {
+    const t = await app.tenant({ allowedOrigins: [ORIGIN] });
+    const u = await user(t);
+    const jar = new Map<string, string>();
+    const signedIn = await signIn(t, u.address, jar);
+    const first = decodeJwt(
+      new URLSearchParams(new URL(signedIn.headers.get('location') as string).hash.slice(1)).get(
+        'access_token',
+      ) as string,
+    );
+    const db = app.ctx.database.db;
+    // The API session ends while the hosted one lives on (written directly: the service ends both).
+    await db
+      .updateTable('sessions')
+      .set({ revoked_at: Date.now(), revoked_reason: 'revoked' })
+      .where('id', '=', first.sid as string)
+      .execute();
+    const hosted = await db
+      .updateTable('hosted_sessions')
+      .set({ created_at: Date.now() - 3_600_000 })
+      .where('session_id', '=', first.sid as string)
+      .returning('created_at')
+      .executeTakeFirstOrThrow();
+    const back = await returning(t, jar);
+    expect(back.status).toBe(303);
+    const claims = decodeJwt(
+      new URLSearchParams(new URL(back.headers.get('location') as string).hash.slice(1)).get(
+        'access_token',
+      ) as string,
+    );
+    expect(claims.sid).not.toBe(first.sid);
+    // Nobody authenticated on this visit: how the hosted sign-in was made is not kept.
+    expect(claims).not.toHaveProperty('amr');
+    expect(claims.auth_time).toBe(Math.floor(hosted.created_at / 1000));
   });
 
   it('disabling a user ends their hosted-page sign-in; enabling them does not revive it', async () => {

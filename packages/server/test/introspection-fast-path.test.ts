@@ -6,6 +6,7 @@
  */
 import { createServer, type Server } from 'node:http';
 import { type AddressInfo, connect, type Socket } from 'node:net';
+import { decodeJwt } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { introspectionFastPath } from '../src/http/introspection-fast-path.js';
 import type { DialectName } from '../src/storage/index.js';
@@ -215,9 +216,13 @@ describe.each(MODES)('introspection fast path on $name', ({ dialect, env }) => {
       await count(bearerJson(t), JSON.stringify({ token })); // the key is cached now
       const cold = await count(bearerJson(t), JSON.stringify({ token: fresh }));
       expect(cold).toMatchObject({ status: 200, fast: 1, before: 0, after: 0 });
-      expect(JSON.parse(cold.text).active).toBe(true);
+      // How and when the person signed in, from the token's own claims (no look-up).
+      const signedIn = { active: true, amr: ['pwd'], auth_time: decodeJwt(fresh).auth_time };
+      expect(signedIn.auth_time).toEqual(expect.any(Number));
+      expect(JSON.parse(cold.text)).toMatchObject(signedIn);
       const warm = await count(bearerJson(t), JSON.stringify({ token: fresh }));
       expect(warm).toMatchObject({ status: 200, fast: 1, before: 0, after: 0 });
+      expect(JSON.parse(warm.text)).toMatchObject(signedIn);
     });
 
     it('hands over a key it has not seen, before reading the body', async () => {

@@ -121,14 +121,16 @@ describe.each(DIALECTS)('social sign-in in development mode on %s', (dialect) =>
     return { res, html: res.status === 303 ? '' : await res.text() };
   }
 
-  const subjectOf = async (res: Response) =>
-    (
-      await json(
-        await postJson(app, '/api/auth/introspect', t.secretKey, {
-          token: fragmentOf(res).get('access_token'),
-        }),
-      )
-    ).sub as string;
+  /** The user a development sign-in signed in; like any social sign-in, with amr ["fed"]. */
+  const subjectOf = async (res: Response) => {
+    const claims = await json(
+      await postJson(app, '/api/auth/introspect', t.secretKey, {
+        token: fragmentOf(res).get('access_token'),
+      }),
+    );
+    expect(claims).toMatchObject({ active: true, amr: ['fed'], auth_time: expect.any(Number) });
+    return claims.sub as string;
+  };
 
   const identitiesOf = (userId: string) =>
     db().selectFrom('identities').selectAll().where('user_id', '=', userId).execute();

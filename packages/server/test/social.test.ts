@@ -162,7 +162,14 @@ describe.each(DIALECTS)('social sign-in against real provider servers on %s', (d
           token: fragment.get('access_token'),
         }),
       );
-      expect(claims).toMatchObject({ active: true, email: address });
+      // RFC 8176 "fed": the person authenticated at a federated (social) provider.
+      expect(claims).toMatchObject({
+        active: true,
+        email: address,
+        amr: ['fed'],
+        auth_time: expect.any(Number),
+      });
+      expect(Math.abs(claims.auth_time - Date.now() / 1000)).toBeLessThan(60);
       const identities = await app.ctx.database.db
         .selectFrom('identities')
         .selectAll()

@@ -1,6 +1,7 @@
 import { createHash, createPublicKey } from 'node:crypto';
 import {
   createRemoteJWKSet,
+  decodeJwt,
   decodeProtectedHeader,
   exportJWK,
   generateKeyPair,
@@ -112,7 +113,9 @@ describe.each(DIALECTS)('sessions, tokens and introspection on %s', (dialect) =>
         algorithms: ['RS256'],
       });
       expect(Object.keys(payload).sort()).toEqual([
+        'amr',
         'aud',
+        'auth_time',
         'client_id',
         'email',
         'exp',
@@ -134,6 +137,9 @@ describe.each(DIALECTS)('sessions, tokens and introspection on %s', (dialect) =>
         // RFC 9068 section 2.2, with the documented defaults.
         aud: `${app.ctx.authUrl}/t/${t.tenant.id}/api`,
         client_id: t.tenant.id,
+        // RFC 8176: a password; auth_time the sign-in, in seconds.
+        amr: ['pwd'],
+        auth_time: payload.iat,
       });
       expect(typeof payload.scope).toBe('string');
       expect((payload.exp as number) - (payload.iat as number)).toBe(600);
@@ -274,6 +280,53 @@ describe.each(DIALECTS)('sessions, tokens and introspection on %s', (dialect) =>
       expect((await refresh(rotated.refreshToken)).status).toBe(400);
     });
 
+    it("keep the sign-in's amr and auth_time through every rotation, in tokens and introspection", async () => {
+      const s = await session();
+      const signedIn = decodeJwt(s.accessToken);
+      expect(signedIn).toMatchObject({ amr: ['pwd'], auth_time: expect.any(Number) });
+      expect(Math.abs((signedIn.auth_time as number) - Date.now() / 1000)).toBeLessThan(5);
+      // The sign-in is moved an hour back, as if it had been then: refreshes must not move it.
+      const hourAgo = Date.now() - 3_600_000;
+      await app.ctx.database.db
+        .updateTable('sessions')
+        .set({ authenticated_at: hourAgo })
+        .where('id', '=', s.sessionId)
+        .execute();
+      const authTime = Math.floor(hourAgo / 1000);
+      let refreshToken = s.refreshToken as string;
+      for (let i = 0; i < 2; i++) {
+        const res = await refresh(refreshToken);
+        expect(res.status).toBe(200);
+        const pair = await json(res);
+        refreshToken = pair.refreshToken as string;
+        const claims = decodeJwt(pair.accessToken as string);
+        expect(claims).toMatchObject({ amr: ['pwd'], auth_time: authTime });
+        expect(claims.iat as number).toBeGreaterThan(authTime + 3000);
+        expect(JSON.parse(await introspect(pair.accessToken))).toMatchObject({
+          active: true,
+          amr: ['pwd'],
+          auth_time: authTime,
+        });
+      }
+    });
+
+    it('a session opened before amr was recorded: no amr, auth_time its opening', async () => {
+      const s = await session();
+      const row = await app.ctx.database.db
+        .updateTable('sessions')
+        .set({ amr: null, authenticated_at: null })
+        .where('id', '=', s.sessionId)
+        .returning('created_at')
+        .executeTakeFirstOrThrow();
+      const pair = await json(await refresh(s.refreshToken as string));
+      const claims = decodeJwt(pair.accessToken as string);
+      expect(claims).not.toHaveProperty('amr');
+      expect(claims.auth_time).toBe(Math.floor(row.created_at / 1000));
+      const answer = JSON.parse(await introspect(pair.accessToken));
+      expect(answer).toMatchObject({ active: true, auth_time: claims.auth_time });
+      expect(answer).not.toHaveProperty('amr');
+    });
+
     it('a token presented again within the reuse interval gets a valid pair of its session', async () => {
       const s = await session();
       const first = await json(await refresh(s.refreshToken));
@@ -346,6 +399,8 @@ describe.each(DIALECTS)('sessions, tokens and introspection on %s', (dialect) =>
         exp: expect.any(Number),
         aud: `${app.ctx.authUrl}/t/${t.tenant.id}/api`,
         client_id: t.tenant.id,
+        amr: ['pwd'],
+        auth_time: decodeJwt(s.accessToken).auth_time,
       });
     });
 

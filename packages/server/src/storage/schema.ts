@@ -94,6 +94,13 @@ export interface SessionsTable {
   user_agent: string | null;
   /** Where its refresh tokens go: `server` (secret key) or `browser` (publishable key). */
   channel: SessionChannel;
+  /**
+   * RFC 8176 methods the person authenticated with, a JSON array (`["pwd"]`, `["fed"]`);
+   * null on sessions opened before migration 015 (their tokens carry no `amr`).
+   */
+  amr: string | null;
+  /** When the person authenticated (`auth_time`); null before migration 015: `created_at`. */
+  authenticated_at: Millis | null;
 }
 
 /** The client a session's refresh tokens were issued to; they work only there. */

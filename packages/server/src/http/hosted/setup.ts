@@ -118,11 +118,18 @@ export async function finishSignIn(
   user: User,
   returning = false,
 ) {
-  const signedIn = await signInBrowser(hostedDeps(ctx), h, user, {
-    ip: request.ip,
-    userAgent: request.headers['user-agent'],
-    previousCookie: currentBrowserCookie(ctx, request, h),
-    returning,
-  });
+  const signedIn = await signInBrowser(
+    hostedDeps(ctx),
+    h,
+    user,
+    {
+      ip: request.ip,
+      userAgent: request.headers['user-agent'],
+      previousCookie: currentBrowserCookie(ctx, request, h),
+      returning,
+    },
+    // No authentication happens here: a returning browser's session keeps its own `amr`.
+    undefined,
+  );
   return redirectSignedIn(ctx, reply, h, signedIn);
 }

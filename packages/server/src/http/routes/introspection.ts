@@ -46,6 +46,17 @@ const Result = Type.Object(
     jti: Type.Optional(Type.String()),
     aud: Type.Optional(Type.String({ description: "The tenant's API audience (RFC 9068)" })),
     client_id: Type.Optional(Type.String({ description: 'The tenant id (RFC 9068)' })),
+    amr: Type.Optional(
+      Type.Array(Type.String(), {
+        description:
+          'How the user authenticated for this session (RFC 8176: pwd, fed); absent on sessions older than it',
+      }),
+    ),
+    auth_time: Type.Optional(
+      Type.Integer({
+        description: 'When the user authenticated for this session, seconds since the epoch',
+      }),
+    ),
     token_type: Type.Optional(Type.String()),
   },
   { description: 'An inactive answer is exactly {"active":false}.' },

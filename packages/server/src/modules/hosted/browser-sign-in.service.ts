@@ -5,6 +5,7 @@ import { LatchkeyError } from '../../errors/index.js';
 import { type Tx, transact, type UserRow } from '../../storage/index.js';
 import { addressBucket } from '../rate-limit/index.js';
 import {
+  type AuthMethod,
   bindBrowserSession,
   browserSessionBinding,
   endBrowserSession,
@@ -63,8 +64,9 @@ async function openBrowserIn(
   h: HostedRequest,
   user: User,
   meta: BrowserMeta,
+  amr: readonly AuthMethod[] | undefined,
 ): Promise<OpenedBrowser> {
-  const { opened, cookie } = await browserSessionIn(deps, tx, h, user, meta);
+  const { opened, cookie } = await browserSessionIn(deps, tx, h, user, meta, amr);
   if (h.codeChallenge === undefined) return { opened, cookie, code: undefined };
   const code = randomBytes(32).toString('base64url');
   const now = Date.now();
@@ -91,19 +93,26 @@ async function browserSessionIn(
   h: HostedRequest,
   user: User,
   meta: BrowserMeta,
+  amr: readonly AuthMethod[] | undefined,
 ): Promise<{ opened: OpenedSession; cookie: string }> {
-  const open = () =>
+  const open = (authenticatedAt?: number) =>
     deps.sessions.openIn(tx, h.tenant, user, {
       channel: 'browser',
       ip: meta.ip,
       userAgent: meta.userAgent,
+      amr,
+      authenticatedAt,
     });
   const current = meta.returning ? meta.previousCookie : undefined;
   if (current) {
     const bound = await browserSessionBinding(tx.db, h.tenant.id, current);
-    const resumed = bound ? await deps.sessions.resumeIn(tx, h.tenant, bound) : undefined;
+    const resumed = bound?.sessionId
+      ? await deps.sessions.resumeIn(tx, h.tenant, bound.sessionId)
+      : undefined;
     if (resumed && resumed.user.id === user.id) return { opened: resumed, cookie: current };
-    const opened = await open();
+    // A new API session on the hosted session's proof: the person authenticated when it
+    // started (how is not kept on it, so no `amr`).
+    const opened = await open(bound?.startedAt);
     await bindBrowserSession(tx.db, current, opened.sessionId);
     return { opened, cookie: current };
   }
@@ -142,8 +151,12 @@ export async function signInBrowser(
   h: HostedRequest,
   user: User,
   meta: BrowserMeta,
+  /** How the person just authenticated; undefined for a returning browser (`meta.returning`). */
+  amr: readonly AuthMethod[] | undefined,
 ): Promise<BrowserSignIn> {
-  const opened = await transact(deps.db, deps.bus, (tx) => openBrowserIn(deps, tx, h, user, meta));
+  const opened = await transact(deps.db, deps.bus, (tx) =>
+    openBrowserIn(deps, tx, h, user, meta, amr),
+  );
   return redirectFor(deps, h, opened);
 }
 
@@ -162,7 +175,7 @@ export async function signInWithProvider(
   const opened = await retryingRace(() =>
     transact(deps.db, deps.bus, async (tx) => {
       const user = await userForProfileIn(tx, h.tenant, provider, profile);
-      return openBrowserIn(deps, tx, h, user, meta);
+      return openBrowserIn(deps, tx, h, user, meta, ['fed']);
     }),
   );
   return redirectFor(deps, h, opened);
@@ -191,7 +204,7 @@ export async function signInWithPassword(
     if (!(error instanceof LatchkeyError && error.code === 'email_not_verified')) throw error;
     return { unverified: true, resent: await resendVerification(deps, h, input.email, input.ip) };
   }
-  return signInBrowser(deps, h, user, input);
+  return signInBrowser(deps, h, user, input, ['pwd']);
 }
 
 /** Signed in at once, or told to look in the mailbox of `mailedTo`. */
@@ -238,7 +251,11 @@ export async function signUpInBrowser(
       const token = await createEmailToken(tx.db, h.tenant.id, user.id, 'verify', returnToOf(h));
       return { user, token, browser: undefined };
     }
-    return { user, token: undefined, browser: await openBrowserIn(deps, tx, h, user, input) };
+    return {
+      user,
+      token: undefined,
+      browser: await openBrowserIn(deps, tx, h, user, input, ['pwd']),
+    };
   }).catch((error: unknown) => taken(error, true));
   if (!('user' in done)) return done;
   if (done.browser) return { signedIn: await redirectFor(deps, h, done.browser) };

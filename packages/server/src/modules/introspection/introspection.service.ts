@@ -30,6 +30,10 @@ export type Introspection =
       /** RFC 7662 section 2.2 and RFC 9068 section 2.2; absent only on tokens minted before them. */
       aud?: string;
       client_id?: string;
+      /** RFC 8176 methods of the session's authentication; absent on sessions older than it. */
+      amr?: string[];
+      /** When the person authenticated (epoch seconds); absent only on tokens minted before it. */
+      auth_time?: number;
       token_type: 'Bearer';
     };
 
@@ -52,7 +56,8 @@ function isStringArray(value: unknown): value is string[] {
 }
 
 function claimsOf(payload: Record<string, unknown>): ActiveClaims | undefined {
-  const { sub, email, tid, sid, roles, scope, exp, iat, iss, jti, aud, client_id } = payload;
+  const { sub, email, tid, sid, roles, scope, exp, iat, iss, jti, aud, client_id, amr, auth_time } =
+    payload;
   if (
     typeof sub !== 'string' ||
     typeof email !== 'string' ||
@@ -82,6 +87,9 @@ function claimsOf(payload: Record<string, unknown>): ActiveClaims | undefined {
     jti,
     ...(typeof aud === 'string' ? { aud } : {}),
     ...(typeof client_id === 'string' ? { client_id } : {}),
+    // Signed claims of the session, which never change: no look-up needed.
+    ...(isStringArray(amr) ? { amr } : {}),
+    ...(typeof auth_time === 'number' ? { auth_time } : {}),
     token_type: 'Bearer',
   };
 }

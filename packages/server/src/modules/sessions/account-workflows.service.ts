@@ -44,6 +44,7 @@ export async function signIn(
   const opened = await transact(deps.db, deps.bus, (tx) =>
     deps.sessions.openIn(tx, tenant, user, {
       channel: 'server',
+      amr: ['pwd'],
       ip: input.sessionIp ?? input.ip,
       userAgent: input.userAgent,
     }),

@@ -50,20 +50,23 @@ export async function browserSessionUser(
   return user && !user.disabled ? user : undefined;
 }
 
-/** The API session a live hosted session opened (undefined: none, or not live). */
+/**
+ * A live hosted session: the API session it opened (undefined: none) and when it started,
+ * which is when its browser last authenticated (undefined: not live).
+ */
 export async function browserSessionBinding(
   db: Kysely<Schema>,
   tenantId: string,
   value: string,
-): Promise<string | undefined> {
+): Promise<{ sessionId: string | undefined; startedAt: number } | undefined> {
   const row = await db
     .selectFrom('hosted_sessions')
-    .select(['session_id', 'expires_at', 'revoked_at'])
+    .select(['session_id', 'created_at', 'expires_at', 'revoked_at'])
     .where('hash', '=', sha256Hex(value))
     .where('tenant_id', '=', tenantId)
     .executeTakeFirst();
   if (!row || row.revoked_at !== null || row.expires_at <= Date.now()) return undefined;
-  return row.session_id ?? undefined;
+  return { sessionId: row.session_id ?? undefined, startedAt: row.created_at };
 }
 
 /** Binds a hosted session to the API session it now resumes. */

@@ -15,6 +15,7 @@ export {
   startBrowserSession,
 } from './browser-sessions.js';
 export {
+  type AuthMethod,
   audienceOf,
   type IssuedSession,
   issuerOf,

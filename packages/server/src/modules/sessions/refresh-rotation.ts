@@ -6,7 +6,12 @@ import { LatchkeyError } from '../../errors/index.js';
 import { type Schema, type SessionChannel, transact } from '../../storage/index.js';
 import type { Tenant } from '../tenants/index.js';
 import { getUser, type User } from '../users/index.js';
-import { newRefreshToken, type SessionIssuer, type TokenSet } from './session-issuing.js';
+import {
+  authenticationOf,
+  newRefreshToken,
+  type SessionIssuer,
+  type TokenSet,
+} from './session-issuing.js';
 import { revokeSessionsIn } from './session-records.js';
 import { findSessionState } from './session-state.js';
 
@@ -81,7 +86,13 @@ export class RefreshRotation {
         found.session_id,
         found.session_expires_at,
       );
-      const opened = { sessionId: found.session_id, refreshToken: next, user };
+      // The session's own amr and auth_time, unchanged: a refresh is no new authentication.
+      const opened = {
+        sessionId: found.session_id,
+        refreshToken: next,
+        user,
+        authentication: authenticationOf(found),
+      };
       return { ...(await issuer.tokens(tenant, opened, signer)), user };
     });
     if (typeof outcome === 'string') throw invalidGrant(outcome);
@@ -121,6 +132,9 @@ async function findRefreshToken(db: Kysely<Schema>, tenantId: string, hash: stri
       's.channel',
       's.revoked_at',
       's.expires_at as session_expires_at',
+      's.created_at',
+      's.amr',
+      's.authenticated_at',
       'u.id as user_id',
       'u.disabled_at',
     ])

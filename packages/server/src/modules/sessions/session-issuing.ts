@@ -26,10 +26,25 @@ export interface TokenSet {
   sessionId: string;
 }
 
+/**
+ * RFC 8176 authentication method reference values a session can be opened with: `pwd` a
+ * password, `fed` a social provider (federated); more with passkeys and one-time codes.
+ */
+export type AuthMethod = 'pwd' | 'fed';
+
+/** How and when the person behind a session authenticated (its tokens' `amr` and `auth_time`). */
+export interface Authentication {
+  /** Undefined on sessions opened before they were recorded: the token carries no `amr`. */
+  amr: readonly string[] | undefined;
+  /** Epoch seconds (RFC 7519 NumericDate). */
+  authTime: number;
+}
+
 /** A session written or resumed by a transaction whose access token is not signed yet. */
 export interface OpenedSession {
   sessionId: string;
   user: User;
+  authentication: Authentication;
 }
 
 /** An opened session with a new refresh token for its client. */
@@ -39,6 +54,13 @@ export interface IssuedSession extends OpenedSession {
 
 export type OpenMeta<C extends SessionChannel> = {
   channel: C;
+  /**
+   * How the person just authenticated; undefined when the session is opened on an earlier
+   * proof whose methods were not kept (a returning browser's hosted session).
+   */
+  amr: readonly AuthMethod[] | undefined;
+  /** When they authenticated, epoch ms; now when absent. */
+  authenticatedAt?: number | undefined;
   ip?: string | undefined;
   userAgent?: string | undefined;
 };
@@ -63,6 +85,16 @@ export function issuerOf(authUrl: string, tenantId: string): string {
  */
 export function audienceOf(authUrl: string, tenant: Pick<Tenant, 'id' | 'audience'>): string {
   return tenant.audience ?? `${issuerOf(authUrl, tenant.id)}/api`;
+}
+
+/** The `amr` and `auth_time` of a session row (older rows: no `amr`, `auth_time` its opening). */
+export function authenticationOf(
+  row: Pick<SessionRow, 'amr' | 'authenticated_at' | 'created_at'>,
+): Authentication {
+  return {
+    amr: row.amr === null ? undefined : (JSON.parse(row.amr) as string[]),
+    authTime: Math.floor((row.authenticated_at ?? row.created_at) / 1000),
+  };
 }
 
 /**
@@ -104,12 +136,8 @@ export class SessionIssuer {
     return this.#deps.signingKeys.active(tenant.id);
   }
 
-  async #accessToken(
-    tenant: Tenant,
-    user: User,
-    sessionId: string,
-    signer?: Signer,
-  ): Promise<string> {
+  async #accessToken(tenant: Tenant, opened: OpenedSession, signer?: Signer): Promise<string> {
+    const { user, sessionId, authentication } = opened;
     const { kid, key } = signer ?? (await this.#deps.signingKeys.active(tenant.id));
     // RFC 9068 section 2.1: typ "at+jwt"; RFC 8725 section 3.1: one algorithm, pinned.
     // Section 2.2's client_id: every app of a tenant is one client, named by the tenant id
@@ -121,6 +149,10 @@ export class SessionIssuer {
       roles: user.roles,
       scope: USER_TOKEN_SCOPE,
       client_id: tenant.id,
+      // RFC 8176 / OpenID Connect Core section 2: how and when the person authenticated,
+      // the session's own (a refresh is no new authentication).
+      ...(authentication.amr ? { amr: authentication.amr } : {}),
+      auth_time: authentication.authTime,
     })
       .setProtectedHeader({ alg: SIGNING_ALG, typ: 'at+jwt', kid })
       .setIssuer(issuerOf(this.#deps.authUrl, tenant.id))
@@ -174,11 +206,14 @@ export class SessionIssuer {
       ip: meta.ip ?? null,
       user_agent: meta.userAgent?.slice(0, defaults.sessions.userAgentMaxLength) ?? null,
       channel: meta.channel,
+      amr: meta.amr === undefined ? null : JSON.stringify(meta.amr),
+      authenticated_at: meta.authenticatedAt ?? now,
     };
     await insertSession(tx.db, row);
-    if (meta.channel === 'browser') return { sessionId: row.id, user };
+    const opened = { sessionId: row.id, user, authentication: authenticationOf(row) };
+    if (meta.channel === 'browser') return opened;
     const refreshToken = await newRefreshToken(tx.db, tenant.id, row.id, row.expires_at);
-    return { sessionId: row.id, refreshToken, user };
+    return { ...opened, refreshToken };
   }
 
   /** A live session, resumed within a transaction (a returning browser); nothing is written. */
@@ -199,12 +234,13 @@ export class SessionIssuer {
     if (!row || row.revoked_at !== null || row.expires_at <= Date.now()) return undefined;
     const user = await getUser(tx.db, tenant.id, row.user_id);
     if (user.disabled) return undefined;
-    return { opened: { sessionId: row.id, user }, expiresAt: row.expires_at };
+    const opened = { sessionId: row.id, user, authentication: authenticationOf(row) };
+    return { opened, expiresAt: row.expires_at };
   }
 
   /** The access token alone, for a session a committed transaction opened or resumed. */
   async accessToken(tenant: Tenant, opened: OpenedSession): Promise<string> {
-    return this.#accessToken(tenant, opened.user, opened.sessionId);
+    return this.#accessToken(tenant, opened);
   }
 
   /**
@@ -213,7 +249,7 @@ export class SessionIssuer {
    */
   async tokens(tenant: Tenant, opened: IssuedSession, signer?: Signer): Promise<TokenSet> {
     return {
-      accessToken: await this.#accessToken(tenant, opened.user, opened.sessionId, signer),
+      accessToken: await this.#accessToken(tenant, opened, signer),
       tokenType: 'Bearer',
       expiresIn: tenant.accessTokenTtl,
       refreshToken: opened.refreshToken,

@@ -14,6 +14,7 @@ import { masterSecret } from './011-master-secret.js';
 import { addressLinks } from './012-address-links.js';
 import { developmentProviders } from './013-development-providers.js';
 import { identityPictures } from './014-identity-pictures.js';
+import { sessionAuthentication } from './015-session-authentication.js';
 
 /** One ordered set of migrations serves SQLite and PostgreSQL alike. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -31,6 +32,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '012-address-links': addressLinks,
   '013-development-providers': developmentProviders,
   '014-identity-pictures': identityPictures,
+  '015-session-authentication': sessionAuthentication,
 };
 
 /**
