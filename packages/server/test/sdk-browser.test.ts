@@ -191,15 +191,16 @@ describe.skipIf(!HAVE_CHROMIUM)(
           held = [];
           await client.expire(first);
           const tokens = await Promise.all([client.token(first), client.token(second)]);
-          for (const token of tokens) {
-            expect(token).not.toBe(before);
-            expect((await introspect(token)).active).toBe(true);
-          }
+          for (const token of tokens) expect((await introspect(token)).active).toBe(true);
           expect(await client.signedIn(first)).toBe(true);
           expect(await client.signedIn(second)).toBe(true);
+          // A round counts when both refreshes were held together. On a loaded machine one
+          // may not be: a tab ran late, or a late message of the last round put its (still
+          // valid) token back before this round's expiry was seen; then the round is retried.
           if (paired > pairedBefore) {
             // Both tabs saw the expired token and refreshed it at the same moment, once each.
             expect(refreshes).toEqual([sentBefore[0] + 1, sentBefore[1] + 1]);
+            for (const token of tokens) expect(token).not.toBe(before);
             simultaneous += 1;
           }
         }
