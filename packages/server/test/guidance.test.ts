@@ -4,6 +4,7 @@
  * duplicate sign-up (docs/design.md §4.2, §4.3, §6.1).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { defaults } from '../src/config/defaults.js';
 import { createKey } from '../src/modules/keys/index.js';
 import { checkOrigin } from '../src/modules/tenants/index.js';
 import { DIALECTS, email, json, startApp, type TestApp, type TestTenant } from './support.js';
@@ -106,6 +107,24 @@ describe.each(DIALECTS)('answers that say what to do on %s', (dialect) => {
       expect(body.detail).toMatch(new RegExp(`^${first.replace(/[.?…]/g, '\\$&')}\\. `));
       expect(body.detail).toContain(PUBLISHABLE_FORM);
       expect(body.detail).toContain('`latchkey keys list --tenant TENANT_ID`');
+    }
+  });
+
+  it('unknown secret keys sent as a publishable key cost the failed-key budget, like any wrong key', async () => {
+    // Its own app: the budget is per client address, and this test spends it all.
+    const own = await startApp(dialect);
+    try {
+      const statuses: number[] = [];
+      for (let i = 0; i <= defaults.unauthenticatedPerMinute; i++) {
+        const res = await own.request('/public/config', {
+          headers: { 'x-latchkey-publishable-key': `sk_test_${'x'.repeat(40)}${i}` },
+        });
+        statuses.push(res.status);
+      }
+      expect(statuses.slice(0, -1).every((s) => s === 403)).toBe(true);
+      expect(statuses.at(-1)).toBe(429);
+    } finally {
+      await own.dispose();
     }
   });
 

@@ -156,10 +156,13 @@ export async function requirePublishableKey(
   if (!pk) throw new LatchkeyError('unauthorized', publishableKeyRefused(undefined));
   if (pk.startsWith('sk_')) {
     const secret = await ctx.keys.resolve(pk);
-    throw new LatchkeyError(
+    const exposed = new LatchkeyError(
       'forbidden',
       secretKeyExposed(secret?.key.kind === 'secret' ? secret : undefined, 'The key sent'),
     );
+    // An unknown one is a wrong key like any other: it costs the address's failed-key budget.
+    if (!secret) await refuseKey(ctx, request, exposed);
+    throw exposed;
   }
   const found = await ctx.keys.resolvePublishable(pk);
   if (!found) throw new LatchkeyError('unauthorized', publishableKeyRefused(pk));
