@@ -1,0 +1,27 @@
+export {
+  createChallenge,
+  dropChallenge,
+  type Finish,
+  invalidMfaToken,
+  pendingChallenge,
+  redeemChallenge,
+} from './challenges.js';
+export type { MfaDeps } from './deps.js';
+export {
+  deleteFactor,
+  type Factor,
+  type FactorType,
+  listFactors,
+  RECOVERY_CODES_ID,
+  type SecondStep,
+  secondStepFor,
+} from './factors.js';
+export { replaceRecoveryCodes } from './recovery-codes.js';
+export {
+  claimTotpStep,
+  matchTotp,
+  normaliseCode,
+  sealedTotpSecrets,
+  startTotp,
+  type TotpEnrolment,
+} from './totp.js';
