@@ -32,6 +32,10 @@ button:focus-visible,a:focus-visible{outline:3px solid #1f2328;outline-offset:2p
 button:has(svg){display:flex;align-items:center;justify-content:center;gap:.6rem}
 .tag{padding:0 .4rem;border-radius:1rem;background:#fff8c5;border:1px solid #d4a72c;color:#4d2d00;font-size:.75rem;font-weight:600}
 .dev{background:#fff8c5;color:#4d2d00;border:1px solid #d4a72c}
+.steps{padding-left:1.25rem;margin:0 0 1rem}.steps li{margin:.5rem 0}
+.qr svg{display:block;width:12rem;height:12rem;margin:.75rem auto}
+.secret code,.codes code{font-family:ui-monospace,monospace;font-size:1rem;letter-spacing:.05em;overflow-wrap:anywhere}
+.codes{columns:2;column-gap:1.5rem;padding-left:1.75rem;margin:0 0 1rem}.codes li{margin:.2rem 0}
 label.check{display:flex;gap:.5rem;align-items:center;font-weight:400}
 label.check input{width:auto;margin:0}
 nav{margin-top:1.5rem;text-align:center;font-size:.95rem;display:flex;flex-direction:column;gap:.5rem}

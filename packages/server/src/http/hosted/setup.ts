@@ -1,8 +1,10 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { defaults } from '../../config/defaults.js';
 import {
+  type BrowserOutcome,
   checkHostedRequest,
   type HostedRequest,
+  hostedQuery,
   Refusal,
   signInBrowser,
 } from '../../modules/hosted/index.js';
@@ -12,7 +14,7 @@ import { type AppContext, hostedDeps } from '../context.js';
 import { formField, isRecord } from '../form-body.js';
 import { seeOther } from '../pages/respond.js';
 import { registerPageScope } from '../pages/scope.js';
-import { browserCookie, setBrowserCookie } from './cookies.js';
+import { browserCookie, setBrowserCookie, setChallengeCookie } from './cookies.js';
 import { errorPage, pageContext, passwordOff, sendPage } from './responses.js';
 
 /** The hosted pages' scope: the page scope (cookies, CSRF, forms, nonce, error pages) in the tenant's look. */
@@ -95,15 +97,23 @@ export async function passwordPost(ctx: AppContext, request: FastifyRequest, rep
 export const currentBrowserCookie = (ctx: AppContext, request: FastifyRequest, h: HostedRequest) =>
   request.cookies[browserCookie(ctx.authUrl, h.tenant.id)];
 
-/** Sends a signed-in browser back to the caller with its new hosted-session cookie. */
+/**
+ * Sends a signed-in browser back to the caller with its new hosted-session cookie; or, when
+ * a second step is due (docs/design.md §13), to that step's page with only the pending
+ * sign-in's cookie.
+ */
 export function redirectSignedIn(
   ctx: AppContext,
   reply: FastifyReply,
   h: HostedRequest,
-  signedIn: { location: string; cookie: string },
+  outcome: BrowserOutcome,
 ) {
-  setBrowserCookie(reply, ctx.authUrl, h.tenant.id, signedIn.cookie);
-  return seeOther(reply, signedIn.location);
+  if ('next' in outcome) {
+    setChallengeCookie(reply, ctx.authUrl, h.tenant.id, outcome.challenge);
+    return seeOther(reply, `/sign-in/${outcome.next}?${hostedQuery(h)}`);
+  }
+  setBrowserCookie(reply, ctx.authUrl, h.tenant.id, outcome.cookie);
+  return seeOther(reply, outcome.location);
 }
 
 /**

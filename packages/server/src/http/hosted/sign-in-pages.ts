@@ -75,7 +75,22 @@ export function signInPages(scope: FastifyInstance, ctx: AppContext) {
         [h.redirectUrl.origin],
       );
     }
-    return showSignIn(request, reply, h, 200);
+    // From the second step's pages when its pending sign-in is gone (docs/design.md §13).
+    const expired = formField(request.query, 'notice') === 'expired';
+    return showSignIn(
+      request,
+      reply,
+      h,
+      200,
+      expired
+        ? {
+            alert: {
+              kind: 'error',
+              message: 'That sign-in took too long or was finished already. Please sign in again.',
+            },
+          }
+        : {},
+    );
   });
 
   scope.post('/sign-in/continue', PAGE, async (request, reply) => {

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../context.js';
 import { emailLinkPages } from '../hosted/email-link-pages.js';
+import { secondFactorPages } from '../hosted/second-factor-pages.js';
 import { setUpHostedScope } from '../hosted/setup.js';
 import { signInPages } from '../hosted/sign-in-pages.js';
 import { signUpPages } from '../hosted/sign-up-page.js';
@@ -14,6 +15,7 @@ export function hostedPageRoutes(app: FastifyInstance, ctx: AppContext) {
   app.register(async (scope) => {
     await setUpHostedScope(scope, ctx);
     signInPages(scope, ctx);
+    secondFactorPages(scope, ctx);
     signUpPages(scope, ctx);
     emailLinkPages(scope, ctx);
     socialPages(scope, ctx);

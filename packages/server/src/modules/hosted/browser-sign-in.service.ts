@@ -3,6 +3,7 @@ import { defaults } from '../../config/defaults.js';
 import { sha256Base64url, sha256Hex } from '../../crypto/hash.js';
 import { LatchkeyError } from '../../errors/index.js';
 import { type Tx, transact, type UserRow } from '../../storage/index.js';
+import { createChallenge, secondStepFor } from '../mfa/index.js';
 import { addressBucket } from '../rate-limit/index.js';
 import {
   type AuthMethod,
@@ -51,14 +52,27 @@ export interface BrowserMeta {
   returning?: boolean;
 }
 
-interface OpenedBrowser {
+/**
+ * A right first factor whose second step is due (docs/design.md §13): no session, no
+ * cookie, no code yet; the browser keeps `challenge` and goes to `/sign-in/verify`
+ * (a code of its factors) or `/sign-in/setup` (the `required` policy, no factor yet).
+ */
+export interface SecondStepDue {
+  next: 'verify' | 'setup';
+  challenge: string;
+}
+
+/** What a first factor leads to: signed in, or a second step. */
+export type BrowserOutcome = BrowserSignIn | SecondStepDue;
+
+export interface OpenedBrowser {
   opened: OpenedSession;
   cookie: string;
   code: string | undefined;
 }
 
 /** The writes of a browser sign-in, within the caller's transaction. */
-async function openBrowserIn(
+export async function openBrowserIn(
   deps: HostedDeps,
   tx: Tx,
   h: HostedRequest,
@@ -124,8 +138,34 @@ async function browserSessionIn(
   };
 }
 
+/**
+ * After a first factor (`amr`), within the caller's transaction: the browser signed in, or,
+ * when the tenant's policy and the user's factors ask for a second step, a pending sign-in
+ * (channel `browser`) and nothing else.
+ */
+async function afterFirstFactorIn(
+  deps: HostedDeps,
+  tx: Tx,
+  h: HostedRequest,
+  user: User,
+  meta: BrowserMeta,
+  amr: readonly AuthMethod[],
+): Promise<OpenedBrowser | SecondStepDue> {
+  const step = await secondStepFor(tx.db, h.tenant, user.id);
+  if (step.kind === 'none') return openBrowserIn(deps, tx, h, user, meta, amr);
+  const challenge = await createChallenge(tx.db, h.tenant.id, user.id, amr, 'browser');
+  return { next: step.kind, challenge };
+}
+
+/** After the commit: where a first factor leads. */
+const outcomeOf = (
+  deps: HostedDeps,
+  h: HostedRequest,
+  done: OpenedBrowser | SecondStepDue,
+): Promise<BrowserOutcome> | SecondStepDue => ('next' in done ? done : redirectFor(deps, h, done));
+
 /** After the commit: the access token, in the fragment (never the query). */
-async function redirectFor(
+export async function redirectFor(
   deps: HostedDeps,
   h: HostedRequest,
   { opened, cookie, code }: OpenedBrowser,
@@ -142,16 +182,17 @@ async function redirectFor(
 }
 
 /**
- * Signs a browser in for a user who just proved who they are, in one transaction: a new
- * hosted-page session (a fresh cookie: no fixation), an API session, and the PKCE code
- * when the caller asked for one.
+ * Signs a returning browser in again (`meta.returning`: its live hosted session is the
+ * proof, made by a sign-in that passed every factor), in one transaction: the API session
+ * resumed or a new one, and the PKCE code when the caller asked for one. A person who
+ * authenticates now goes through `afterFirstFactorIn` instead.
  */
 export async function signInBrowser(
   deps: HostedDeps,
   h: HostedRequest,
   user: User,
   meta: BrowserMeta,
-  /** How the person just authenticated; undefined for a returning browser (`meta.returning`). */
+  /** Undefined: a returning browser's session keeps its own `amr`. */
   amr: readonly AuthMethod[] | undefined,
 ): Promise<BrowserSignIn> {
   const opened = await transact(deps.db, deps.bus, (tx) =>
@@ -163,7 +204,8 @@ export async function signInBrowser(
 /**
  * Social sign-in after the provider vouched for `profile`: the user and identity found or
  * made (the linking policy of `userForProfileIn`) and the browser signed in, in one
- * transaction, so that no user is left without the sign-in that made them.
+ * transaction, so that no user is left without the sign-in that made them. When a second
+ * step is due, the same transaction writes its pending sign-in instead of the session.
  */
 export async function signInWithProvider(
   deps: HostedDeps,
@@ -171,14 +213,14 @@ export async function signInWithProvider(
   provider: ProviderId,
   profile: Profile,
   meta: BrowserMeta,
-): Promise<BrowserSignIn> {
-  const opened = await retryingRace(() =>
+): Promise<BrowserOutcome> {
+  const done = await retryingRace(() =>
     transact(deps.db, deps.bus, async (tx) => {
       const user = await userForProfileIn(tx, h.tenant, provider, profile);
-      return openBrowserIn(deps, tx, h, user, meta, ['fed']);
+      return afterFirstFactorIn(deps, tx, h, user, meta, ['fed']);
     }),
   );
-  return redirectFor(deps, h, opened);
+  return outcomeOf(deps, h, done);
 }
 
 /** A right password for an address not yet verified: no sign-in, maybe a new link. */
@@ -189,14 +231,14 @@ export interface Unverified {
 }
 
 /**
- * The hosted sign-in form: e-mail and password, then `signInBrowser`. An unverified
- * address gets a new verification link instead (`resendVerification`).
+ * The hosted sign-in form: e-mail and password, then the browser signed in or its second
+ * step. An unverified address gets a new verification link instead (`resendVerification`).
  */
 export async function signInWithPassword(
   deps: HostedDeps,
   h: HostedRequest,
   input: { email: string; password: string } & BrowserMeta,
-): Promise<BrowserSignIn | Unverified> {
+): Promise<BrowserOutcome | Unverified> {
   let user: User;
   try {
     user = await verifyCredentials(deps, h.tenant, { ...input, returnTo: returnToOf(h) });
@@ -204,12 +246,18 @@ export async function signInWithPassword(
     if (!(error instanceof LatchkeyError && error.code === 'email_not_verified')) throw error;
     return { unverified: true, resent: await resendVerification(deps, h, input.email, input.ip) };
   }
-  return signInBrowser(deps, h, user, input, ['pwd']);
+  const done = await transact(deps.db, deps.bus, (tx) =>
+    afterFirstFactorIn(deps, tx, h, user, input, ['pwd']),
+  );
+  return outcomeOf(deps, h, done);
 }
 
-/** Signed in at once, or told to look in the mailbox of `mailedTo`. */
+/**
+ * Signed in at once (or, under the `required` policy, on to set up a second factor), or
+ * told to look in the mailbox of `mailedTo`.
+ */
 export type BrowserSignUp =
-  | { signedIn: BrowserSignIn; mailedTo?: undefined }
+  | { signedIn: BrowserOutcome; mailedTo?: undefined }
   | { signedIn: undefined; mailedTo: string };
 
 /**
@@ -254,11 +302,11 @@ export async function signUpInBrowser(
     return {
       user,
       token: undefined,
-      browser: await openBrowserIn(deps, tx, h, user, input, ['pwd']),
+      browser: await afterFirstFactorIn(deps, tx, h, user, input, ['pwd']),
     };
   }).catch((error: unknown) => taken(error, true));
   if (!('user' in done)) return done;
-  if (done.browser) return { signedIn: await redirectFor(deps, h, done.browser) };
+  if (done.browser) return { signedIn: await outcomeOf(deps, h, done.browser) };
   await mailLink(deps, h.tenant, done.user, 'verify', done.token as string);
   return { signedIn: undefined, mailedTo: done.user.email };
 }

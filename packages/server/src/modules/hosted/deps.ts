@@ -3,12 +3,13 @@ import { defaults } from '../../config/defaults.js';
 import type { Publisher, Schema } from '../../storage/index.js';
 import type { Mailer } from '../email/index.js';
 import type { KeyResolver } from '../keys/index.js';
+import type { MfaDeps } from '../mfa/index.js';
 import type { RateLimitService } from '../rate-limit/index.js';
 import type { Sessions } from '../sessions/index.js';
 import type { BreachedPasswords, PasswordHasher, SignInPolicy } from '../users/index.js';
 
 /** What the hosted-page workflows use; built once per app. */
-export interface HostedDeps {
+export interface HostedDeps extends MfaDeps {
   db: Kysely<Schema>;
   bus: Publisher;
   keys: KeyResolver;

@@ -1,5 +1,6 @@
 export {
   type BrowserMeta,
+  type BrowserOutcome,
   type BrowserSignIn,
   type BrowserSignUp,
   redeemCode,
@@ -27,3 +28,9 @@ export {
   Refusal,
   startedOnCallerPage,
 } from './hosted-request.js';
+export {
+  confirmSetupInBrowser,
+  pendingSecondStep,
+  startSetupInBrowser,
+  verifyInBrowser,
+} from './second-factor.service.js';

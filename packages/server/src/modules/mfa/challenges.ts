@@ -80,6 +80,29 @@ export async function pendingChallenge(
   return { userId: row.user_id, amr: JSON.parse(row.amr) as AuthMethod[] };
 }
 
+/**
+ * Ends a pending sign-in whose user has just set up their first factor (the `required`
+ * policy's setup, docs/design.md §13), within the caller's transaction: its user and first
+ * factors, once; undefined when it is unknown, of another tenant or channel, used or expired.
+ */
+export async function claimChallengeIn(
+  db: Kysely<Schema>,
+  tenantId: string,
+  token: string,
+  channel: SessionChannel,
+): Promise<{ userId: string; amr: AuthMethod[] } | undefined> {
+  const pending = await pendingChallenge(db, tenantId, token, channel);
+  if (!pending) return undefined;
+  const claimed = await db
+    .updateTable('mfa_challenges')
+    .set({ used_at: Date.now() })
+    .where('hash', '=', sha256Hex(token))
+    .where('used_at', 'is', null)
+    .where('expires_at', '>', Date.now())
+    .executeTakeFirst();
+  return Number(claimed.numUpdatedRows) === 1 ? pending : undefined;
+}
+
 /** Ends a pending sign-in unused (the browser went back, or chose another way). */
 export async function dropChallenge(db: Kysely<Schema>, token: string): Promise<void> {
   await db

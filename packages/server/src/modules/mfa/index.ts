@@ -1,4 +1,5 @@
 export {
+  claimChallengeIn,
   createChallenge,
   dropChallenge,
   type Finish,
@@ -21,6 +22,7 @@ export {
   claimTotpStep,
   matchTotp,
   normaliseCode,
+  resumeTotp,
   sealedTotpSecrets,
   startTotp,
   type TotpEnrolment,

@@ -112,6 +112,37 @@ export async function startTotp(
   };
 }
 
+/**
+ * An app still being set up, shown again (its first code was wrong, or the page was
+ * reloaded); undefined once it is confirmed or replaced.
+ */
+export async function resumeTotp(
+  deps: { db: Kysely<Schema>; box: SecretBox },
+  tenant: Tenant,
+  user: User,
+  factorId: string,
+): Promise<TotpEnrolment | undefined> {
+  if (!isUuid(factorId)) return undefined;
+  const row = await deps.db
+    .selectFrom('totp_factors')
+    .select(['id', 'tenant_id', 'secret_jwe'])
+    .where('tenant_id', '=', tenant.id)
+    .where('user_id', '=', user.id)
+    .where('id', '=', factorId)
+    .where('confirmed_at', 'is', null)
+    .executeTakeFirst();
+  if (!row) return undefined;
+  const key = await keyOf(deps.box, row);
+  const { periodSeconds, digits } = defaults.mfa.totp;
+  return {
+    id: row.id,
+    type: 'totp',
+    confirmed: false,
+    secret: encodeBase32UpperCaseNoPadding(key),
+    otpauthUri: createTOTPKeyURI(tenant.name, user.email, key, periodSeconds, digits),
+  };
+}
+
 /** The step a code matches (now, or one step either side), later than `after`; or undefined. */
 function matchingStep(key: Uint8Array, code: string, after: number | null): number | undefined {
   const { periodSeconds, digits, driftSteps } = defaults.mfa.totp;
