@@ -3,6 +3,7 @@ import { defaults } from '../../config/defaults.js';
 import {
   checkHostedRequest,
   type HostedRequest,
+  hostedQuery,
   Refusal,
   signInBrowser,
 } from '../../modules/hosted/index.js';
@@ -95,6 +96,21 @@ export async function passwordPost(ctx: AppContext, request: FastifyRequest, rep
 export const currentBrowserCookie = (ctx: AppContext, request: FastifyRequest, h: HostedRequest) =>
   request.cookies[browserCookie(ctx.authUrl, h.tenant.id)];
 
+/**
+ * `return_to=account`: a sign-in that /account asked for (none, or one too old to change
+ * factors) goes back there instead of to the caller. Only that one path: no open redirect.
+ */
+const returnsToAccount = (request: FastifyRequest) =>
+  formField(request.query, 'return_to') === 'account';
+
+/** The query of the sign-in pages and their forms: the hosted request, and `return_to`. */
+export const signInQuery = (request: FastifyRequest, h: HostedRequest) =>
+  returnsToAccount(request) ? `${hostedQuery(h)}&return_to=account` : hostedQuery(h);
+
+/** Where a browser signed in by this request goes: the caller (with tokens), or /account. */
+export const signedInLocation = (request: FastifyRequest, h: HostedRequest, location: string) =>
+  returnsToAccount(request) ? `/account?${hostedQuery(h)}` : location;
+
 /** Sends a signed-in browser back to the caller with its new hosted-session cookie. */
 export function redirectSignedIn(
   ctx: AppContext,
@@ -103,7 +119,7 @@ export function redirectSignedIn(
   signedIn: { location: string; cookie: string },
 ) {
   setBrowserCookie(reply, ctx.authUrl, h.tenant.id, signedIn.cookie);
-  return seeOther(reply, signedIn.location);
+  return seeOther(reply, signedInLocation(reply.request, h, signedIn.location));
 }
 
 /**

@@ -28,9 +28,10 @@ export interface TokenSet {
 
 /**
  * RFC 8176 authentication method reference values a session can be opened with: `pwd` a
- * password, `fed` a social provider (federated); more with passkeys and one-time codes.
+ * password, `fed` a social provider (federated), `hwk` a passkey held by one device or `swk`
+ * a synced one, `user` user verification on it, `mfa` two factors (a passkey is both).
  */
-export type AuthMethod = 'pwd' | 'fed';
+export type AuthMethod = 'pwd' | 'fed' | 'hwk' | 'swk' | 'user' | 'mfa';
 
 /** How and when the person behind a session authenticated (its tokens' `amr` and `auth_time`). */
 export interface Authentication {
