@@ -173,7 +173,21 @@ export const defaults = {
       addressMailPerRecipient: { quota: 3, seconds: 15 * 60 },
       /** Each sign-up costs an argon2 hash. */
       signUp: { quota: 20, seconds: 15 * 60 },
+      /** Each passkey ceremony started writes a challenge (a sign-in page view starts one). */
+      passkeyStart: { quota: 300, seconds: 15 * 60 },
     },
+    /**
+     * docs/design.md §13: on /account, adding or removing a factor (or changing the
+     * password) needs a sign-in on this browser within this time.
+     */
+    recentSignInMs: 10 * 60_000,
+  },
+  /** Passkeys (docs/design.md §13). */
+  passkeys: {
+    /** A ceremony's challenge works once, within this time (also the browser's timeout). */
+    challengeLifetimeMs: 5 * 60_000,
+    /** A passkey's name, as its owner edits it. */
+    nameMaxLength: 64,
   },
   /** Bounds of what an operator may set on a tenant. */
   tenants: {

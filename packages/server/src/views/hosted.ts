@@ -3,6 +3,7 @@ import { defaults } from '../config/defaults.js';
 import { shownLogo, type Tenant } from '../modules/tenants/index.js';
 import { type Child, type Html, html } from './html.js';
 import { type Alert, alertBox, csrfField, documentOf, field, hiddenFields, onward } from './kit.js';
+import { PASSKEY_SCRIPT_PATH } from './passkey-script.js';
 import { DEFAULT_BRAND, hostedStyles } from './styles.js';
 
 /** The hosted pages: sign-in, sign-up, password reset and the one-click pages of mailed links. */
@@ -36,7 +37,7 @@ export interface PageContext {
   nonce: string;
 }
 
-export function layout(ctx: PageContext, title: string, body: Child): Html {
+export function layout(ctx: PageContext, title: string, body: Child, head?: Html): Html {
   const brand = ctx.tenant?.branding.primaryColor ?? DEFAULT_BRAND;
   const logo = ctx.tenant && shownLogo(ctx.tenant);
   // The logo stands for the tenant's name, its alt text: one that fails to load shows the
@@ -51,6 +52,7 @@ export function layout(ctx: PageContext, title: string, body: Child): Html {
     nonce: ctx.nonce,
     styles: hostedStyles(brand),
     referrer: 'no-referrer',
+    head,
     body: html`<main>
 ${header}
 <h1>${title}</h1>
@@ -71,7 +73,11 @@ export interface FormPage {
 }
 
 /** The e-mail field of the hosted forms; focused unless the error is about another field. */
-const emailField = (p: FormPage, autocomplete: 'username' | 'email', focus = !p.invalid) =>
+const emailField = (
+  p: FormPage,
+  autocomplete: 'username' | 'username webauthn' | 'email',
+  focus = !p.invalid,
+) =>
   field({
     name: 'email',
     id: 'email',
@@ -98,8 +104,30 @@ const newPasswordField = (label: string, focus: boolean, invalid: boolean) =>
     invalid,
   });
 
+/** The passkey script, under the page's nonce (the only script of the hosted pages). */
+export const passkeyScript = (ctx: PageContext) =>
+  html`\n<script src="${PASSKEY_SCRIPT_PATH}" nonce="${ctx.nonce}" defer></script>`;
+
+/**
+ * The passkey button of a page and what its script needs (endpoints, CSRF token); hidden
+ * until the script finds WebAuthn in the browser, with a place for its error.
+ */
+export const passkeyBox = (p: {
+  kind: 'sign-in' | 'register';
+  options: string;
+  verify: string;
+  csrf: string;
+  button: string;
+}) =>
+  html`<div class="passkey" data-passkey="${p.kind}" data-options="${p.options}" data-verify="${p.verify}" data-csrf="${p.csrf}" hidden><div class="alert error" role="alert" hidden></div><button type="button" class="secondary">${p.button}</button></div>`;
+
 export function signInPage(
-  p: FormPage & { providers: Provider[]; passwordEnabled: boolean },
+  p: FormPage & {
+    providers: Provider[];
+    passwordEnabled: boolean;
+    /** Passkeys offered: the button, and in the e-mail field's autofill. */
+    passkeys?: boolean;
+  },
 ): Html {
   // Links, not forms: Chrome applies form-action to the redirect to the provider.
   const providers = p.providers.map(
@@ -110,15 +138,25 @@ export function signInPage(
     p.passwordEnabled &&
     html`<form method="post" action="/sign-in?${p.query}" novalidate>
 ${csrfField(p.csrf)}
-${emailField(p, 'username')}
+${emailField(p, p.passkeys ? 'username webauthn' : 'username')}
 ${field({ name: 'password', id: 'password', label: 'Password', type: 'password', autocomplete: 'current-password', required: true, autofocus: p.invalid === 'password', invalid: p.invalid === 'password' })}
 <button type="submit">Sign in</button>
 </form>`;
+  const passkey =
+    p.passkeys &&
+    passkeyBox({
+      kind: 'sign-in',
+      options: `/sign-in/passkey/options?${p.query}`,
+      verify: `/sign-in/passkey?${p.query}`,
+      csrf: p.csrf,
+      button: 'Sign in with a passkey',
+    });
   return layout(
     p.ctx,
     'Sign in',
-    html`${alertBox(p.alert, 'alert')}${providers}${providers.length > 0 && password && html`<p class="or">or</p>`}${password}
+    html`${alertBox(p.alert, 'alert')}${providers}${providers.length > 0 && password && html`<p class="or">or</p>`}${password}${passkey}
 <nav><a href="/sign-up?${p.query}">Create an account</a><a href="/forgot-password?${p.query}">Forgot your password?</a></nav>`,
+    p.passkeys ? passkeyScript(p.ctx) : undefined,
   );
 }
 

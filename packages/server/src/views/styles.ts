@@ -42,7 +42,21 @@ nav{margin-top:1.5rem;text-align:center;font-size:.95rem;display:flex;flex-direc
 .or{text-align:center;color:#57606a;margin:1.25rem 0 0}
 .fix{font-size:.95rem}
 .fix code{font-family:ui-monospace,monospace;font-size:.85rem;overflow-wrap:anywhere;background:#f6f8fa;border:1px solid #d0d7de;border-radius:4px;padding:.05rem .25rem}
-.fix .command{display:block;padding:.5rem .6rem;border-radius:6px}`;
+.fix .command{display:block;padding:.5rem .6rem;border-radius:6px}
+[hidden]{display:none!important}
+button.secondary{background:#fff;color:#1f2328;border:1px solid #6e7781}
+.passkey{margin-top:1rem}.passkey .alert{margin:0}
+.account h2{font-size:1.15rem;margin:1.75rem 0 .5rem}
+.account section{border-top:1px solid #d0d7de;margin-top:1.5rem}
+.factors{list-style:none;margin:0;padding:0}
+.factors li{border:1px solid #d0d7de;border-radius:8px;padding:.75rem;margin:.75rem 0}
+.factors .name{font-weight:600;margin:0;overflow-wrap:anywhere}
+.factors label{margin:.5rem 0 .25rem}
+.factors .hint{margin:0}
+.row{display:flex;gap:.5rem;align-items:center}
+.row button,.factors button{width:auto;margin:.5rem 0 0;padding:.55rem 1rem}
+.row input{flex:1;min-width:0}.row button{margin:0}
+button.danger{background:#fff;color:#a40e26;border:1px solid #a40e26}`;
 
 /** The admin area: a top bar, wide tables and cards; tables become lists on a phone. */
 const ADMIN = `body{background:#f6f8fa}

@@ -16,14 +16,25 @@ export const pageContext = (request: FastifyRequest): PageContext => ({
   nonce: request.cspNonce,
 });
 
-/** A hosted page: no script at all, the tenant's logo, and forms that may lead to `formTo`. */
-export function sendPage(reply: FastifyReply, status: number, page: Html, formTo: string[] = []) {
+/**
+ * A hosted page: the tenant's logo, forms that may lead to `formTo`, and no script, or
+ * (`passkeys`) the passkey script, which calls this origin.
+ */
+export function sendPage(
+  reply: FastifyReply,
+  status: number,
+  page: Html,
+  formTo: string[] = [],
+  passkeys = false,
+) {
   // Only a logo its environment allows (an http://localhost one on development tenants only).
   const tenant = reply.request.pageTenant;
   const logo = tenant && shownLogo(tenant);
   return sendHtml(reply, status, page, {
     img: logo ? new URL(logo).origin : undefined,
     formTo,
+    scripts: passkeys,
+    connect: passkeys,
     referrer: 'no-referrer',
   });
 }

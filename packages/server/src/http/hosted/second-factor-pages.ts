@@ -3,7 +3,6 @@ import { LatchkeyError } from '../../errors/index.js';
 import {
   confirmSetupInBrowser,
   type HostedRequest,
-  hostedQuery,
   pendingSecondStep,
   startSetupInBrowser,
   verifyInBrowser,
@@ -16,13 +15,14 @@ import { seeOther } from '../pages/respond.js';
 import { PAGE } from '../pages/scope.js';
 import { challengeOf, clearChallengeCookie, setBrowserCookie } from './cookies.js';
 import { errorPage, pageContext, sendPage } from './responses.js';
-import { currentBrowserCookie, redirectSignedIn, resolveHosted } from './setup.js';
+import { currentBrowserCookie, redirectSignedIn, resolveHosted, signInQuery } from './setup.js';
 
 /**
  * The second step of a hosted sign-in (docs/design.md §13): `/sign-in/verify` takes a code
  * of the user's authenticator app or a recovery code; `/sign-in/setup` walks a user without
  * a factor through setting an app up where the tenant requires one. Both work from the
- * pending sign-in's cookie that the first factor left (http/hosted/cookies.ts).
+ * pending sign-in's cookie that the first factor left (http/hosted/cookies.ts), and keep
+ * the sign-in's `return_to` (a sign-in that /account asked for goes back there).
  */
 export function secondFactorPages(scope: FastifyInstance, ctx: AppContext) {
   const deps = hostedDeps(ctx);
@@ -34,7 +34,7 @@ export function secondFactorPages(scope: FastifyInstance, ctx: AppContext) {
   /** The pending sign-in is gone (expired, finished, ended): back to /sign-in, which says so. */
   const expired = (reply: FastifyReply, h: HostedRequest) => {
     clearChallengeCookie(reply, ctx.authUrl, h.tenant.id);
-    return seeOther(reply, `/sign-in?${hostedQuery(h)}&notice=expired`);
+    return seeOther(reply, `/sign-in?${signInQuery(reply.request, h)}&notice=expired`);
   };
 
   const meta = (request: FastifyRequest, h: HostedRequest) => ({
@@ -55,7 +55,7 @@ export function secondFactorPages(scope: FastifyInstance, ctx: AppContext) {
       status,
       verifyPage({
         ctx: pageContext(request),
-        query: hostedQuery(h),
+        query: signInQuery(request, h),
         csrf: reply.generateCsrf(),
         ...p,
       }),
@@ -67,7 +67,8 @@ export function secondFactorPages(scope: FastifyInstance, ctx: AppContext) {
     if (!h) return reply;
     const pending = await pendingSecondStep(deps, h, challenge(request, h));
     if (!pending) return expired(reply, h);
-    if (pending.next === 'setup') return seeOther(reply, `/sign-in/setup?${hostedQuery(h)}`);
+    if (pending.next === 'setup')
+      return seeOther(reply, `/sign-in/setup?${signInQuery(request, h)}`);
     const recoveryOffered = pending.factors.includes('recovery_code');
     return showVerify(request, reply, h, 200, {
       recovery: recoveryOffered && formField(request.query, 'method') === 'recovery',
@@ -114,7 +115,7 @@ export function secondFactorPages(scope: FastifyInstance, ctx: AppContext) {
         );
       if (error.code === 'invalid_mfa_token') return expired(reply, h);
       clearChallengeCookie(reply, ctx.authUrl, h.tenant.id);
-      const back = { href: `/sign-in?${hostedQuery(h)}`, text: 'Sign in again' };
+      const back = { href: `/sign-in?${signInQuery(request, h)}`, text: 'Sign in again' };
       if (error.code === 'rate_limited')
         return errorPage(
           request,
@@ -145,12 +146,12 @@ export function secondFactorPages(scope: FastifyInstance, ctx: AppContext) {
       status,
       setupPage({
         ctx: pageContext(request),
-        query: hostedQuery(h),
+        query: signInQuery(request, h),
         enrolment: {
           qr: await qrCode(enrolment.otpauthUri),
           secret: enrolment.secret,
           factorId: enrolment.id,
-          action: `/sign-in/setup?${hostedQuery(h)}`,
+          action: `/sign-in/setup?${signInQuery(request, h)}`,
           csrf: reply.generateCsrf(),
           alert,
         },
@@ -163,7 +164,8 @@ export function secondFactorPages(scope: FastifyInstance, ctx: AppContext) {
     if (!h) return reply;
     const pending = await pendingSecondStep(deps, h, challenge(request, h));
     if (!pending) return expired(reply, h);
-    if (pending.next === 'verify') return seeOther(reply, `/sign-in/verify?${hostedQuery(h)}`);
+    if (pending.next === 'verify')
+      return seeOther(reply, `/sign-in/verify?${signInQuery(request, h)}`);
     return (await showSetup(request, reply, h, 200)) ?? expired(reply, h);
   });
 
@@ -195,7 +197,7 @@ export function secondFactorPages(scope: FastifyInstance, ctx: AppContext) {
         recoveryCodesPage({
           ctx: pageContext(request),
           codes: done.codes,
-          action: `/sign-in/continue?${hostedQuery(h)}`,
+          action: `/sign-in/continue?${signInQuery(request, h)}`,
           csrf: reply.generateCsrf(),
         }),
         [h.redirectUrl.origin],

@@ -98,6 +98,21 @@ export const currentBrowserCookie = (ctx: AppContext, request: FastifyRequest, h
   request.cookies[browserCookie(ctx.authUrl, h.tenant.id)];
 
 /**
+ * `return_to=account`: a sign-in that /account asked for (none, or one too old to change
+ * factors) goes back there instead of to the caller. Only that one path: no open redirect.
+ */
+const returnsToAccount = (request: FastifyRequest) =>
+  formField(request.query, 'return_to') === 'account';
+
+/** The query of the sign-in pages and their forms: the hosted request, and `return_to`. */
+export const signInQuery = (request: FastifyRequest, h: HostedRequest) =>
+  returnsToAccount(request) ? `${hostedQuery(h)}&return_to=account` : hostedQuery(h);
+
+/** Where a browser signed in by this request goes: the caller (with tokens), or /account. */
+export const signedInLocation = (request: FastifyRequest, h: HostedRequest, location: string) =>
+  returnsToAccount(request) ? `/account?${hostedQuery(h)}` : location;
+
+/**
  * Sends a signed-in browser back to the caller with its new hosted-session cookie; or, when
  * a second step is due (docs/design.md §13), to that step's page with only the pending
  * sign-in's cookie.
@@ -110,10 +125,10 @@ export function redirectSignedIn(
 ) {
   if ('next' in outcome) {
     setChallengeCookie(reply, ctx.authUrl, h.tenant.id, outcome.challenge);
-    return seeOther(reply, `/sign-in/${outcome.next}?${hostedQuery(h)}`);
+    return seeOther(reply, `/sign-in/${outcome.next}?${signInQuery(reply.request, h)}`);
   }
   setBrowserCookie(reply, ctx.authUrl, h.tenant.id, outcome.cookie);
-  return seeOther(reply, outcome.location);
+  return seeOther(reply, signedInLocation(reply.request, h, outcome.location));
 }
 
 /**

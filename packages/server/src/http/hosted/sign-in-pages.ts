@@ -9,6 +9,7 @@ import { formField } from '../form-body.js';
 import { seeOther } from '../pages/respond.js';
 import { PAGE } from '../pages/scope.js';
 import { clearBrowserCookie } from './cookies.js';
+import { passkeysOn } from './passkey-routes.js';
 import { pageContext, sendPage } from './responses.js';
 import {
   currentBrowserCookie,
@@ -16,6 +17,7 @@ import {
   passwordPost,
   redirectSignedIn,
   resolveHosted,
+  signInQuery,
 } from './setup.js';
 
 /** Sign-in (a returning browser goes straight back) and sign-out. */
@@ -41,13 +43,15 @@ export function signInPages(scope: FastifyInstance, ctx: AppContext) {
       status,
       signInPage({
         ctx: pageContext(request),
-        query: hostedQuery(h),
+        query: signInQuery(request, h),
         csrf: reply.generateCsrf(),
         providers: await enabledProviders(db, h.tenant),
         passwordEnabled: h.tenant.passwordEnabled,
+        passkeys: passkeysOn(ctx, h.tenant),
         ...extra,
       }),
       [h.redirectUrl.origin],
+      passkeysOn(ctx, h.tenant),
     );
 
   scope.get('/sign-in', PAGE, async (request, reply) => {

@@ -3,8 +3,10 @@ import type { Html } from '../../views/html.js';
 
 /** What a page may load or do; everything else is refused (`default-src 'none'`). */
 export interface PagePolicy {
-  /** Scripts run by nonce (the admin area's one script); none on the hosted pages. */
+  /** Scripts run by nonce (the admin area's one script, the hosted pages' passkey script). */
   scripts?: boolean;
+  /** The page's script may call this origin (`connect-src 'self'`: the passkey ceremony). */
+  connect?: boolean;
   /** Where images may come from (a tenant's logo): a source expression, or none. */
   img?: string;
   /** Which frames the page may show (the Branding preview), or none. */
@@ -22,6 +24,7 @@ export function contentSecurityPolicy(nonce: string, policy: PagePolicy): string
   return [
     "default-src 'none'",
     policy.scripts && `script-src 'nonce-${nonce}'`,
+    policy.connect && "connect-src 'self'",
     `style-src 'nonce-${nonce}'`,
     `img-src ${policy.img ?? "'none'"}`,
     policy.frames && `frame-src ${policy.frames}`,

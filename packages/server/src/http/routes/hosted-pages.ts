@@ -1,6 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../context.js';
+import { accountPages } from '../hosted/account-pages.js';
 import { emailLinkPages } from '../hosted/email-link-pages.js';
+import { passkeyRoutes } from '../hosted/passkey-routes.js';
 import { secondFactorPages } from '../hosted/second-factor-pages.js';
 import { setUpHostedScope } from '../hosted/setup.js';
 import { signInPages } from '../hosted/sign-in-pages.js';
@@ -9,7 +11,8 @@ import { socialPages } from '../hosted/social-pages.js';
 
 /**
  * The hosted pages of docs/design.md §19: sign-in, sign-up, password reset, e-mail
- * verification. They work without JavaScript (there is none), so the CSP forbids scripts.
+ * verification, and the account page (docs/design.md §13). They work without JavaScript;
+ * the passkey ceremony alone needs the one script their CSP allows (by nonce).
  */
 export function hostedPageRoutes(app: FastifyInstance, ctx: AppContext) {
   app.register(async (scope) => {
@@ -19,5 +22,7 @@ export function hostedPageRoutes(app: FastifyInstance, ctx: AppContext) {
     signUpPages(scope, ctx);
     emailLinkPages(scope, ctx);
     socialPages(scope, ctx);
+    accountPages(scope, ctx);
+    passkeyRoutes(scope, ctx);
   });
 }

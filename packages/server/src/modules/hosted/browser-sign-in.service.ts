@@ -182,10 +182,11 @@ export async function redirectFor(
 }
 
 /**
- * Signs a returning browser in again (`meta.returning`: its live hosted session is the
- * proof, made by a sign-in that passed every factor), in one transaction: the API session
- * resumed or a new one, and the PKCE code when the caller asked for one. A person who
- * authenticates now goes through `afterFirstFactorIn` instead.
+ * Signs a browser in, in one transaction: a returning one (`meta.returning`: its live
+ * hosted session is the proof, made by a sign-in that passed every factor) resumes its API
+ * session, one that proved both factors at once (a passkey) gets new ones; and the PKCE
+ * code when the caller asked for one. A first factor alone goes through
+ * `afterFirstFactorIn` instead.
  */
 export async function signInBrowser(
   deps: HostedDeps,

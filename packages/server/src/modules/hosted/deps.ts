@@ -45,4 +45,5 @@ const KEY_PREFIX: Record<Limit, string> = {
   mailPerRecipient: 'mail-user',
   addressMailPerRecipient: 'address-mail-user',
   signUp: 'sign-up',
+  passkeyStart: 'passkey-start',
 };

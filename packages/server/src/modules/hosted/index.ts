@@ -10,7 +10,7 @@ export {
   signUpInBrowser,
   type Unverified,
 } from './browser-sign-in.service.js';
-export type { HostedDeps } from './deps.js';
+export { type HostedDeps, withinLimit } from './deps.js';
 export {
   completePasswordReset,
   confirmAddress,

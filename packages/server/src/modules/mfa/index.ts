@@ -17,6 +17,18 @@ export {
   type SecondStep,
   secondStepFor,
 } from './factors.js';
+export {
+  listPasskeys,
+  type Passkey,
+  passkeyRegistrationOptions,
+  passkeySignInOptions,
+  type RelyingParty,
+  registerPasskey,
+  relyingPartyOf,
+  removePasskey,
+  renamePasskey,
+  verifyPasskeySignIn,
+} from './passkeys.js';
 export { replaceRecoveryCodes } from './recovery-codes.js';
 export {
   claimTotpStep,

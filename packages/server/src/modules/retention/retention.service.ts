@@ -35,6 +35,7 @@ const RULES: Rule[] = [
     ],
   },
   { table: 'auth_codes', key: 'hash', past: [['expires_at', spentLinks]] },
+  { table: 'passkey_challenges', key: 'hash', past: [['expires_at', spentLinks]] },
   {
     table: 'email_tokens',
     key: 'hash',

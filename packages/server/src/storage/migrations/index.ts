@@ -16,6 +16,7 @@ import { developmentProviders } from './013-development-providers.js';
 import { identityPictures } from './014-identity-pictures.js';
 import { sessionAuthentication } from './015-session-authentication.js';
 import { secondFactors } from './016-second-factors.js';
+import { passkeys } from './017-passkeys.js';
 
 /** One ordered set of migrations serves SQLite and PostgreSQL alike. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -35,6 +36,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '014-identity-pictures': identityPictures,
   '015-session-authentication': sessionAuthentication,
   '016-second-factors': secondFactors,
+  '017-passkeys': passkeys,
 };
 
 /**

@@ -1,0 +1,385 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { isIP } from 'node:net';
+import {
+  type AuthenticationResponseJSON,
+  generateAuthenticationOptions,
+  generateRegistrationOptions,
+  type PublicKeyCredentialCreationOptionsJSON,
+  type PublicKeyCredentialRequestOptionsJSON,
+  type RegistrationResponseJSON,
+  verifyAuthenticationResponse,
+  verifyRegistrationResponse,
+} from '@simplewebauthn/server';
+import Bowser from 'bowser';
+import type { Kysely } from 'kysely';
+import { defaults } from '../../config/defaults.js';
+import { sha256Hex } from '../../crypto/hash.js';
+import { LatchkeyError } from '../../errors/index.js';
+import type { PasskeyRow, Schema } from '../../storage/index.js';
+import type { AuthMethod } from '../sessions/index.js';
+import type { Tenant } from '../tenants/index.js';
+import { getUser, type User } from '../users/index.js';
+
+/**
+ * Passkeys (docs/design.md §13): WebAuthn Level 3 discoverable credentials with user
+ * verification, checked by SimpleWebAuthn. Ours are the tenant scoping, the single-use
+ * challenges, the user handle and the counter kept in storage.
+ */
+
+/** The WebAuthn relying party: `{auth_url}`'s host is the RP id, its origin the one origin. */
+export interface RelyingParty {
+  id: string;
+  origin: string;
+}
+
+/**
+ * The relying party of `{auth_url}` for a tenant's passkeys, or undefined where passkeys
+ * cannot work: an RP id is a domain (WebAuthn Level 3 section 5.1.4.1), so browsers refuse
+ * one that is an IP address (serve on `localhost` in development).
+ */
+export function relyingPartyOf(authUrl: string, _tenant: Tenant): RelyingParty | undefined {
+  const url = new URL(authUrl);
+  if (isIP(url.hostname.replace(/^\[|\]$/g, '')) !== 0) return undefined;
+  return { id: url.hostname, origin: url.origin };
+}
+
+type Purpose = 'register' | 'authenticate';
+
+const refused = (message: string, cause?: unknown) =>
+  new LatchkeyError('invalid_credentials', message, { cause });
+
+/** A new challenge of `purpose`, stored by its hash; the browser signs its base64url form. */
+async function newChallenge(
+  db: Kysely<Schema>,
+  tenantId: string,
+  userId: string | null,
+  purpose: Purpose,
+): Promise<Uint8Array<ArrayBuffer>> {
+  const bytes = new Uint8Array(randomBytes(32));
+  const now = Date.now();
+  await db
+    .insertInto('passkey_challenges')
+    .values({
+      hash: sha256Hex(Buffer.from(bytes).toString('base64url')),
+      tenant_id: tenantId,
+      user_id: userId,
+      purpose,
+      created_at: now,
+      expires_at: now + defaults.passkeys.challengeLifetimeMs,
+      used_at: null,
+    })
+    .execute();
+  return bytes;
+}
+
+/**
+ * Uses up the challenge a response signed, if it is ours, for this purpose (and user),
+ * live and unused: WebAuthn Level 3 section 13.4.3, a challenge is accepted once.
+ */
+async function claimChallenge(
+  db: Kysely<Schema>,
+  tenantId: string,
+  userId: string | null,
+  purpose: Purpose,
+  challenge: string,
+): Promise<boolean> {
+  let claim = db
+    .updateTable('passkey_challenges')
+    .set({ used_at: Date.now() })
+    .where('hash', '=', sha256Hex(challenge))
+    .where('tenant_id', '=', tenantId)
+    .where('purpose', '=', purpose)
+    .where('used_at', 'is', null)
+    .where('expires_at', '>', Date.now());
+  claim =
+    userId === null ? claim.where('user_id', 'is', null) : claim.where('user_id', '=', userId);
+  return Number((await claim.executeTakeFirst()).numUpdatedRows) === 1;
+}
+
+const ceremonyTimeout = defaults.passkeys.challengeLifetimeMs;
+
+/** The options of `navigator.credentials.create()` for a new passkey of `user`. */
+export async function passkeyRegistrationOptions(
+  db: Kysely<Schema>,
+  rp: RelyingParty,
+  tenant: Tenant,
+  user: User,
+): Promise<PublicKeyCredentialCreationOptionsJSON> {
+  const own = await db
+    .selectFrom('passkeys')
+    .select(['credential_id', 'transports'])
+    .where('tenant_id', '=', tenant.id)
+    .where('user_id', '=', user.id)
+    .execute();
+  return generateRegistrationOptions({
+    rpName: tenant.name,
+    rpID: rp.id,
+    userName: user.email,
+    userDisplayName: user.name ?? user.email,
+    // The user handle: our user id, never the address (section 14.6.1 of WebAuthn Level 3).
+    userID: new TextEncoder().encode(user.id),
+    challenge: await newChallenge(db, tenant.id, user.id, 'register'),
+    timeout: ceremonyTimeout,
+    attestationType: 'none',
+    // The same authenticator is not registered twice.
+    excludeCredentials: own.map((c) => ({
+      id: c.credential_id,
+      transports: JSON.parse(c.transports) as string[],
+    })),
+    authenticatorSelection: {
+      residentKey: 'required',
+      requireResidentKey: true,
+      userVerification: 'required',
+    },
+  });
+}
+
+/** A passkey as its owner sees it. */
+export interface Passkey {
+  id: string;
+  name: string;
+  /** Synced between devices (a multi-device credential). */
+  synced: boolean;
+  createdAt: number;
+  lastUsedAt: number | null;
+}
+
+const toPasskey = (row: PasskeyRow): Passkey => ({
+  id: row.id,
+  name: row.name,
+  synced: row.device_type === 'multiDevice' || row.backed_up === 1,
+  createdAt: Number(row.created_at),
+  lastUsedAt: row.last_used_at === null ? null : Number(row.last_used_at),
+});
+
+/**
+ * A passkey's first name, from the browser that made it ("Chrome on Linux"; parsed by
+ * bowser, as the admin area's session labels): its owner can tell them apart and rename them.
+ */
+function passkeyLabel(userAgent: string | undefined): string {
+  const { browser, os } = userAgent ? Bowser.parse(userAgent) : { browser: {}, os: {} };
+  if (!browser.name) return 'Passkey';
+  return (os.name ? `${browser.name} on ${os.name}` : browser.name).slice(
+    0,
+    defaults.passkeys.nameMaxLength,
+  );
+}
+
+/** Checks and stores the credential `response` made with `passkeyRegistrationOptions`. */
+export async function registerPasskey(
+  db: Kysely<Schema>,
+  rp: RelyingParty,
+  tenant: Tenant,
+  user: User,
+  response: unknown,
+  userAgent: string | undefined,
+): Promise<Passkey> {
+  if (!isCredential(response, 'attestationObject'))
+    throw new LatchkeyError('invalid_request', 'The browser sent no passkey.');
+  let verified: Awaited<ReturnType<typeof verifyRegistrationResponse>>;
+  try {
+    verified = await verifyRegistrationResponse({
+      response: response as RegistrationResponseJSON,
+      expectedChallenge: (challenge) =>
+        claimChallenge(db, tenant.id, user.id, 'register', challenge),
+      expectedOrigin: rp.origin,
+      expectedRPID: rp.id,
+      requireUserVerification: true,
+    });
+  } catch (error) {
+    throw refused('This passkey could not be checked. Try again.', error);
+  }
+  if (!verified.verified) throw refused('This passkey could not be checked. Try again.');
+  const info = verified.registrationInfo;
+  const row: PasskeyRow = {
+    id: randomUUID(),
+    tenant_id: tenant.id,
+    user_id: user.id,
+    credential_id: info.credential.id,
+    public_key: Buffer.from(info.credential.publicKey).toString('base64url'),
+    counter: info.credential.counter,
+    transports: JSON.stringify(info.credential.transports ?? []),
+    device_type: info.credentialDeviceType,
+    backed_up: info.credentialBackedUp ? 1 : 0,
+    name: passkeyLabel(userAgent),
+    created_at: Date.now(),
+    last_used_at: null,
+  };
+  try {
+    await db.insertInto('passkeys').values(row).execute();
+  } catch (error) {
+    const taken = await db
+      .selectFrom('passkeys')
+      .select('id')
+      .where('tenant_id', '=', tenant.id)
+      .where('credential_id', '=', row.credential_id)
+      .executeTakeFirst();
+    if (taken) throw new LatchkeyError('conflict', 'This passkey is registered already.');
+    throw error;
+  }
+  return toPasskey(row);
+}
+
+/** The options of `navigator.credentials.get()` for a sign-in: any passkey of the tenant. */
+export async function passkeySignInOptions(
+  db: Kysely<Schema>,
+  rp: RelyingParty,
+  tenant: Tenant,
+): Promise<PublicKeyCredentialRequestOptionsJSON> {
+  return generateAuthenticationOptions({
+    rpID: rp.id,
+    challenge: await newChallenge(db, tenant.id, null, 'authenticate'),
+    timeout: ceremonyTimeout,
+    userVerification: 'required',
+    // Discoverable credentials: the authenticator offers the user's own.
+    allowCredentials: [],
+  });
+}
+
+/** Who signed in with a passkey, and how (RFC 8176). */
+export interface PasskeySignIn {
+  user: User;
+  amr: AuthMethod[];
+}
+
+/**
+ * Checks a sign-in assertion (WebAuthn Level 3 section 7.2): the credential is one of this
+ * tenant's, the user handle is its user's, and SimpleWebAuthn checks the challenge (used
+ * up here), the origin, the RP id hash, user presence and verification, the signature and
+ * the counter. A disabled user is refused after the proof, so that only the passkey's
+ * holder learns it.
+ */
+export async function verifyPasskeySignIn(
+  db: Kysely<Schema>,
+  rp: RelyingParty,
+  tenant: Tenant,
+  response: unknown,
+): Promise<PasskeySignIn> {
+  if (!isCredential(response, 'authenticatorData'))
+    throw new LatchkeyError('invalid_request', 'The browser sent no passkey.');
+  const assertion = response as AuthenticationResponseJSON;
+  const row = await db
+    .selectFrom('passkeys')
+    .selectAll()
+    .where('tenant_id', '=', tenant.id)
+    .where('credential_id', '=', assertion.id)
+    .executeTakeFirst();
+  if (!row)
+    throw refused(
+      'This passkey is not registered for this application (it may have been removed). Sign in another way.',
+    );
+  const handle = assertion.response.userHandle;
+  if (!handle || Buffer.from(handle, 'base64url').toString('utf8') !== row.user_id)
+    throw refused('This passkey does not belong to its account.');
+  let verified: Awaited<ReturnType<typeof verifyAuthenticationResponse>>;
+  try {
+    verified = await verifyAuthenticationResponse({
+      response: assertion,
+      expectedChallenge: (challenge) =>
+        claimChallenge(db, tenant.id, null, 'authenticate', challenge),
+      expectedOrigin: rp.origin,
+      expectedRPID: rp.id,
+      credential: {
+        id: row.credential_id,
+        publicKey: new Uint8Array(Buffer.from(row.public_key, 'base64url')),
+        counter: Number(row.counter),
+      },
+      requireUserVerification: true,
+    });
+  } catch (error) {
+    throw refused('This passkey sign-in could not be checked. Try again.', error);
+  }
+  const info = verified.authenticationInfo;
+  if (!verified.verified || !info.userVerified)
+    throw refused('This passkey sign-in could not be checked. Try again.');
+  const user = await getUser(db, tenant.id, row.user_id);
+  if (user.disabled) throw new LatchkeyError('forbidden', 'This account is disabled.');
+  // Compared and set together: of two assertions that raced with one counter, one counts.
+  const updated = await db
+    .updateTable('passkeys')
+    .set({
+      counter: info.newCounter,
+      last_used_at: Date.now(),
+      device_type: info.credentialDeviceType,
+      backed_up: info.credentialBackedUp ? 1 : 0,
+    })
+    .where('id', '=', row.id)
+    .where('counter', '=', row.counter)
+    .executeTakeFirst();
+  if (Number(updated.numUpdatedRows) !== 1)
+    throw refused('This passkey sign-in could not be checked. Try again.');
+  const synced = info.credentialDeviceType === 'multiDevice' || info.credentialBackedUp;
+  // RFC 8176 section 2: a key held in hardware (`hwk`) or a synced one (`swk`), unlocked by
+  // the user (`user`): two factors in one gesture (`mfa`).
+  return { user, amr: [synced ? 'swk' : 'hwk', 'user', 'mfa'] };
+}
+
+/** The shape of a PublicKeyCredential's JSON, enough to hand it to SimpleWebAuthn. */
+function isCredential(value: unknown, field: 'attestationObject' | 'authenticatorData'): boolean {
+  if (typeof value !== 'object' || value === null) return false;
+  const v = value as { id?: unknown; type?: unknown; response?: Record<string, unknown> };
+  return (
+    typeof v.id === 'string' &&
+    v.id.length > 0 &&
+    v.id.length <= 1024 &&
+    v.type === 'public-key' &&
+    typeof v.response === 'object' &&
+    v.response !== null &&
+    typeof v.response[field] === 'string' &&
+    typeof v.response.clientDataJSON === 'string'
+  );
+}
+
+/** A user's passkeys, newest first. */
+export async function listPasskeys(
+  db: Kysely<Schema>,
+  tenantId: string,
+  userId: string,
+): Promise<Passkey[]> {
+  const rows = await db
+    .selectFrom('passkeys')
+    .selectAll()
+    .where('tenant_id', '=', tenantId)
+    .where('user_id', '=', userId)
+    .orderBy('created_at', 'desc')
+    .execute();
+  return rows.map(toPasskey);
+}
+
+/** Renames one of a user's passkeys; false when it is not theirs (or gone). */
+export async function renamePasskey(
+  db: Kysely<Schema>,
+  tenantId: string,
+  userId: string,
+  id: string,
+  name: string,
+): Promise<boolean> {
+  const trimmed = name.trim();
+  const max = defaults.passkeys.nameMaxLength;
+  if (trimmed.length === 0 || [...trimmed].length > max)
+    throw new LatchkeyError('validation_failed', `A name has 1 to ${max} characters.`);
+  const result = await db
+    .updateTable('passkeys')
+    .set({ name: trimmed })
+    .where('id', '=', id)
+    .where('tenant_id', '=', tenantId)
+    .where('user_id', '=', userId)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+/** Removes one of a user's passkeys; false when it is not theirs (or gone). */
+export async function removePasskey(
+  db: Kysely<Schema>,
+  tenantId: string,
+  userId: string,
+  id: string,
+): Promise<boolean> {
+  const result = await db
+    .deleteFrom('passkeys')
+    .where('id', '=', id)
+    .where('tenant_id', '=', tenantId)
+    .where('user_id', '=', userId)
+    .executeTakeFirst();
+  return Number(result.numDeletedRows) === 1;
+}
