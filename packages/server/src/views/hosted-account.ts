@@ -28,7 +28,7 @@ export interface AccountPage {
 const signInAgain = (query: string) => `/sign-in?${query}&prompt=login&return_to=account`;
 
 /** The notice of a section whose changes need a recent sign-in. */
-const staleNotice = (p: Pick<AccountPage, 'query' | 'recent'>, what: string) =>
+export const staleNotice = (p: Pick<AccountPage, 'query' | 'recent'>, what: string) =>
   !p.recent &&
   html`<p class="alert notice">To ${what}, <a href="${signInAgain(p.query)}">sign in again</a>: your last sign-in on this browser was over ${defaults.hosted.recentSignInMs / 60_000} minutes ago.</p>`;
 

@@ -10,6 +10,7 @@ import type { AppContext } from '../context.js';
 import { formField } from '../form-body.js';
 import { seeOther } from '../pages/respond.js';
 import { PAGE } from '../pages/scope.js';
+import { secondFactorSections } from './account-factor-pages.js';
 import { pageContext, sendPage } from './responses.js';
 import { currentBrowserCookie, resolveHosted } from './setup.js';
 
@@ -18,6 +19,8 @@ export interface AccountBrowser {
   user: User;
   /** Signed in within defaults.hosted.recentSignInMs: factors may be added or removed. */
   recent: boolean;
+  /** When the hosted session began: this browser's last sign-in. */
+  signedInAt: number;
 }
 
 /** The user of this browser's live hosted session on the request's tenant, if any. */
@@ -33,7 +36,11 @@ export async function accountBrowser(
   const user = bound && (await browserSessionUser(db, h.tenant.id, cookie));
   if (!bound || !user) return undefined;
   // The hosted session starts at each sign-in (a new cookie), so its start is the last one.
-  return { user, recent: Date.now() - bound.startedAt <= defaults.hosted.recentSignInMs };
+  return {
+    user,
+    recent: Date.now() - bound.startedAt <= defaults.hosted.recentSignInMs,
+    signedInAt: bound.startedAt,
+  };
 }
 
 /** The sign-in page that brings the browser back to /account. */
@@ -44,6 +51,9 @@ const DONE = new Map([
   ['passkey-added', 'Your passkey was added.'],
   ['passkey-renamed', 'The passkey was renamed.'],
   ['passkey-removed', 'The passkey was removed.'],
+  ['totp-added', 'Your authenticator app is set up.'],
+  ['factor-removed', 'The authenticator app was removed.'],
+  ['password-changed', 'Your password is changed. Your other sign-ins stay signed in.'],
 ]);
 
 /** The account page of a signed-in browser, one section per kind of factor. */
@@ -65,6 +75,7 @@ export async function showAccount(
     sections.push(
       passkeySection(common, await listPasskeys(ctx.database.db, h.tenant.id, browser.user.id)),
     );
+  sections.push(...(await secondFactorSections(ctx, h, browser, common)));
   return sendPage(
     reply,
     status,

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../context.js';
+import { accountFactorPages } from '../hosted/account-factor-pages.js';
 import { accountPages } from '../hosted/account-pages.js';
 import { emailLinkPages } from '../hosted/email-link-pages.js';
 import { passkeyRoutes } from '../hosted/passkey-routes.js';
@@ -23,6 +24,7 @@ export function hostedPageRoutes(app: FastifyInstance, ctx: AppContext) {
     emailLinkPages(scope, ctx);
     socialPages(scope, ctx);
     accountPages(scope, ctx);
+    accountFactorPages(scope, ctx);
     passkeyRoutes(scope, ctx);
   });
 }

@@ -1,4 +1,13 @@
 export {
+  type AccountHolder,
+  accountFactors,
+  changeAccountPassword,
+  confirmAccountApp,
+  removeAccountFactor,
+  replaceAccountRecoveryCodes,
+  startAccountApp,
+} from './account-factors.service.js';
+export {
   type BrowserMeta,
   type BrowserOutcome,
   type BrowserSignIn,
