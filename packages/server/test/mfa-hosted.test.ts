@@ -504,4 +504,213 @@ describe.each(DIALECTS)('hosted second factor over HTTP on %s', (dialect) => {
     expect(amrOf(done)).toEqual(['fed', 'otp', 'mfa']);
     expect((await sessions()).length).toBe(before + 1);
   });
+
+  // ----- /account: apps, recovery codes, password; each change needs a recent sign-in -----
+
+  /** A browser signed in (password only) as a new user without a factor; its account query. */
+  async function onAccount(tenant = t) {
+    const u = await user(tenant, true);
+    const { b, res, q } = await passwordStep(u.address, tenant);
+    expect(res.status).toBe(303);
+    const account = async () => {
+      const page = await b.get(`/account?${q}`);
+      expect(page.status).toBe(200);
+      const html = await page.text();
+      return { html, csrf: csrfOf(html) };
+    };
+    return { u, b, q, account };
+  }
+  const auditKinds = async (userId: string) =>
+    (
+      await db()
+        .selectFrom('audit_events')
+        .select('kind')
+        .where('user_id', '=', userId)
+        .orderBy('created_at')
+        .execute()
+    ).map((r) => r.kind);
+
+  it('/account: set up an app, codes shown once, new codes end the old ones, remove it', async () => {
+    const { u, b, q, account } = await onAccount();
+    let { html, csrf } = await account();
+    expect(html).toContain('Authenticator app');
+    expect(html).toContain('You have no authenticator app set up.');
+    const start = await b.post(`/account/totp?${q}`, { _csrf: csrf });
+    expect(start.status).toBe(200);
+    const setup = await start.text();
+    expect(setup).toMatch(/<svg [^>]*role="img"/);
+    const grouped = /<p class="secret"><code>([A-Z2-7 ]+)<\/code>/.exec(setup)?.[1] ?? '';
+    const secret = grouped.replaceAll(' ', '');
+    const factor = /name="factor" value="([^"]+)"/.exec(setup)?.[1] as string;
+    const wrong = await b.post(`/account/totp/confirm?${q}`, {
+      _csrf: csrfOf(setup),
+      factor,
+      code: totp(secret, 5),
+    });
+    expect(wrong.status).toBe(401);
+    const again = await wrong.text();
+    expect(again).toContain('That code is wrong');
+    expect(again.replaceAll(' ', '')).toContain(secret);
+    const ok = await b.post(`/account/totp/confirm?${q}`, {
+      _csrf: csrfOf(again),
+      factor,
+      code: totp(secret),
+    });
+    expect(ok.status).toBe(200);
+    const codes = [...(await ok.text()).matchAll(/<li><code>([a-z2-7-]{14})<\/code><\/li>/g)].map(
+      (m) => m[1] as string,
+    );
+    expect(codes).toHaveLength(10);
+    ({ html, csrf } = await account());
+    expect(html).toContain('10 of 10 codes left.');
+    expect(html).toContain('last used');
+
+    // New codes: the old ones stop working at sign-in.
+    const fresh = await b.post(`/account/recovery-codes?${q}`, { _csrf: csrf });
+    expect(fresh.status).toBe(200);
+    const newCodes = [
+      ...(await fresh.text()).matchAll(/<li><code>([a-z2-7-]{14})<\/code><\/li>/g),
+    ].map((m) => m[1] as string);
+    expect(newCodes).toHaveLength(10);
+    expect(newCodes).not.toContain(codes[0]);
+    const other = await passwordStep(u.address);
+    expect(other.res.headers.get('location')).toBe(`/sign-in/verify?${other.q}`);
+    expect((await verify(other.b, other.q, codes[0] as string, 'recovery')).status).toBe(401);
+    expect((await verify(other.b, other.q, newCodes[0] as string, 'recovery')).status).toBe(303);
+
+    // Remove the app: sign-in asks for no code any more.
+    ({ html, csrf } = await account());
+    const removed = await b.post(`/account/factors/${factor}/remove?${q}`, { _csrf: csrf });
+    expect(removed.status).toBe(303);
+    expect(removed.headers.get('location')).toBe(`/account?${q}&done=factor-removed`);
+    expect((await passwordStep(u.address)).res.headers.get('location')).toContain(
+      `${ORIGIN}/callback#`,
+    );
+    expect(await auditKinds(u.id)).toEqual([
+      'factor_added',
+      'recovery_codes_replaced',
+      'recovery_codes_replaced',
+      'factor_removed',
+    ]);
+  });
+
+  it('/account under required: removing the last app is refused with a clear message', async () => {
+    const strict = await app.tenant({ allowedOrigins: [ORIGIN] });
+    const u = await user(strict);
+    await updateTenant({ db: db(), bus: app.ctx.bus }, strict.tenant.id, { mfaPolicy: 'required' });
+    const { b, q } = await passwordStep(u.address, strict);
+    expect((await verify(b, q, totp(u.secret))).status).toBe(303);
+    const html = await (await b.get(`/account?${q}`)).text();
+    const factor = /action="\/account\/factors\/([0-9a-f-]{36})\/remove/.exec(html)?.[1] as string;
+    const refused = await b.post(`/account/factors/${factor}/remove?${q}`, { _csrf: csrfOf(html) });
+    expect(refused.status).toBe(409);
+    expect(await refused.text()).toContain(
+      'This is your last second factor and this service requires one',
+    );
+    expect(
+      await db().selectFrom('totp_factors').select('id').where('id', '=', factor).execute(),
+    ).toHaveLength(1);
+  });
+
+  it('/account password: current and new twice, sign-up rules and breached list; others stay signed in', async () => {
+    const { u, b, q, account } = await onAccount();
+    const rest = await json(
+      await postJson(app, '/v1/auth/sign-in', t.secretKey, {
+        email: u.address,
+        password: PASSWORD,
+      }),
+    );
+    const change = async (fields: Record<string, string>) =>
+      b.post(`/account/password?${q}`, { _csrf: (await account()).csrf, ...fields });
+    const NEW = 'a new and longer passphrase';
+    const cases: [Record<string, string>, string][] = [
+      [
+        { current: 'not it at all', password: NEW, confirm: NEW },
+        'Your current password is wrong.',
+      ],
+      [
+        { current: PASSWORD, password: NEW, confirm: `${NEW}!` },
+        'The two new passwords are not the same.',
+      ],
+      [{ current: PASSWORD, password: 'short', confirm: 'short' }, 'at least 8 characters'],
+      [
+        { current: PASSWORD, password: 'PassWord1', confirm: 'PassWord1' },
+        'one of the most common passwords',
+      ],
+    ];
+    for (const [fields, message] of cases) {
+      const res = await change(fields);
+      expect(res.status).toBe(422);
+      expect(await res.text()).toContain(message);
+    }
+    const ok = await change({ current: PASSWORD, password: NEW, confirm: NEW });
+    expect(ok.status).toBe(303);
+    expect(ok.headers.get('location')).toBe(`/account?${q}&done=password-changed`);
+    const signIn = (password: string) =>
+      postJson(app, '/v1/auth/sign-in', t.secretKey, { email: u.address, password });
+    expect((await signIn(PASSWORD)).status).toBe(401);
+    expect((await signIn(NEW)).status).toBe(200);
+    // Other sessions are kept: the owner knew the old password (a reset by mail ends them).
+    const refreshed = await postJson(app, '/v1/auth/token', t.secretKey, {
+      refreshToken: rest.refreshToken,
+    });
+    expect(refreshed.status).toBe(200);
+    expect(await auditKinds(u.id)).toEqual(['password_changed']);
+  });
+
+  it('step-up: a sign-in over 10 minutes old changes nothing; a returning visit does not renew it', async () => {
+    const { u, b, q, account } = await onAccount();
+    await db()
+      .updateTable('hosted_sessions')
+      .set({ created_at: Date.now() - 11 * 60_000 })
+      .where('user_id', '=', u.id)
+      .execute();
+    // The returning-browser path (fresh tokens) is no new sign-in.
+    expect((await b.get(`/sign-in?${q}`)).status).toBe(303);
+    const { html } = await account();
+    expect(html).toContain('sign in again');
+    // The stale page has no change forms: a token from another of the hosted forms.
+    const csrf = csrfOf(await (await b.get(`/sign-out?${q}`)).text());
+    expect(html).not.toContain('action="/account/totp?');
+    expect(html).not.toContain('action="/account/password?');
+    for (const [path, fields] of [
+      ['/account/totp', {}],
+      ['/account/totp/confirm', { factor: randomBytes(16).toString('hex'), code: '123456' }],
+      ['/account/recovery-codes', {}],
+      [
+        '/account/password',
+        {
+          current: PASSWORD,
+          password: 'a new and longer passphrase',
+          confirm: 'a new and longer passphrase',
+        },
+      ],
+    ] as const) {
+      const res = await b.post(`${path}?${q}`, { _csrf: csrf, ...fields });
+      expect(res.status, path).toBe(403);
+      expect(await res.text(), path).toContain(
+        'sign in again: your last sign-in on this browser was over 10 minutes ago',
+      );
+    }
+    expect(
+      await db().selectFrom('totp_factors').select('id').where('user_id', '=', u.id).execute(),
+    ).toEqual([]);
+    expect(await auditKinds(u.id)).toEqual([]);
+    expect(
+      (
+        await postJson(app, '/v1/auth/sign-in', t.secretKey, {
+          email: u.address,
+          password: PASSWORD,
+        })
+      ).status,
+    ).toBe(200);
+    // Signing in again (return_to=account) comes back to /account, able to change things.
+    const again = await b.submit(
+      `/sign-in?${q}&prompt=login&return_to=account`,
+      `/sign-in?${q}&return_to=account`,
+      { email: u.address, password: PASSWORD },
+    );
+    expect(again.headers.get('location')).toBe(`/account?${q}`);
+    expect((await account()).html).toContain('action="/account/totp?');
+  });
 });
