@@ -35,8 +35,8 @@ button:has(svg){display:flex;align-items:center;justify-content:center;gap:.6rem
 .steps{padding-left:1.25rem;margin:0 0 1rem}.steps li{margin:.5rem 0}
 .qr svg{display:block;width:12rem;height:12rem;margin:.75rem auto}
 .secret code,.codes code{font-family:ui-monospace,monospace;font-size:1rem;letter-spacing:.05em;overflow-wrap:anywhere}
-.codes{columns:2;column-gap:1rem;padding-left:1.75rem;margin:0 0 1rem}.codes li{margin:.2rem 0}
-.codes code{font-size:.95rem;letter-spacing:0;white-space:nowrap}
+.codes{display:grid;grid-template-rows:repeat(5,auto);grid-auto-flow:column;justify-content:start;column-gap:2.5rem;padding-left:1.75rem;margin:0 0 1rem}.codes li{margin:.2rem 0}
+.codes code{font-size:.9rem;letter-spacing:0;white-space:nowrap}
 label.check{display:flex;gap:.5rem;align-items:center;font-weight:400}
 label.check input{width:auto;margin:0}
 nav{margin-top:1.5rem;text-align:center;font-size:.95rem;display:flex;flex-direction:column;gap:.5rem}
