@@ -339,6 +339,24 @@ describe.each(DIALECTS)('hosted second factor over HTTP on %s', (dialect) => {
     expect((await verify(pending.b, pending.q, totp(u.secret, 1))).status).toBe(303);
   });
 
+  it('a returning browser goes straight back, unless the tenant now requires a factor it lacks', async () => {
+    const later = await app.tenant({ allowedOrigins: [ORIGIN] });
+    const u = await user(later, true);
+    const { b, res, q } = await passwordStep(u.address, later);
+    expect(amrOf(res)).toEqual(['pwd']);
+    expect((await b.get(`/sign-in?${q}`)).status).toBe(303);
+    await updateTenant({ db: db(), bus: app.ctx.bus }, later.tenant.id, { mfaPolicy: 'required' });
+    // No tokens from the old hosted session: the form, then the setup.
+    const again = await b.get(`/sign-in?${q}`);
+    expect(again.status).toBe(200);
+    expect(await again.text()).toContain('name="password"');
+    const signIn = await b.submit(`/sign-in?${q}`, `/sign-in?${q}`, {
+      email: u.address,
+      password: PASSWORD,
+    });
+    expect(signIn.headers.get('location')).toBe(`/sign-in/setup?${q}`);
+  });
+
   it('PKCE: the code comes only after the second factor, and redeems to tokens with mfa', async () => {
     const u = await user();
     const verifier = randomBytes(32).toString('base64url');

@@ -1,7 +1,12 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { LatchkeyError } from '../../errors/index.js';
-import { type HostedRequest, hostedQuery, signInWithPassword } from '../../modules/hosted/index.js';
-import { browserSessionUser, endBrowserSession } from '../../modules/sessions/index.js';
+import {
+  type HostedRequest,
+  hostedQuery,
+  returningUserOf,
+  signInWithPassword,
+} from '../../modules/hosted/index.js';
+import { endBrowserSession } from '../../modules/sessions/index.js';
 import { enabledProviders } from '../../modules/social/index.js';
 import { buttonPage, messagePage, signInPage } from '../../views/hosted.js';
 import { type AppContext, hostedDeps } from '../context.js';
@@ -24,11 +29,9 @@ import {
 export function signInPages(scope: FastifyInstance, ctx: AppContext) {
   const db = ctx.database.db;
   const deps = hostedDeps(ctx);
-  /** The user of this browser's live hosted session, if any. */
-  const returningUser = async (request: FastifyRequest, h: HostedRequest) => {
-    const value = currentBrowserCookie(ctx, request, h);
-    return value ? browserSessionUser(db, h.tenant.id, value) : undefined;
-  };
+  /** The user of this browser's live hosted session who may go straight back, if any. */
+  const returningUser = (request: FastifyRequest, h: HostedRequest) =>
+    returningUserOf(deps, h, currentBrowserCookie(ctx, request, h));
 
   /** The sign-in form, again with what was typed and what went wrong when `extra` says so. */
   const showSignIn = async (

@@ -40,6 +40,7 @@ export {
 export {
   confirmSetupInBrowser,
   pendingSecondStep,
+  returningUserOf,
   startSetupInBrowser,
   verifyInBrowser,
 } from './second-factor.service.js';

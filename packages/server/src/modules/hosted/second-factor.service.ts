@@ -15,6 +15,7 @@ import {
   startTotp,
   type TotpEnrolment,
 } from '../mfa/index.js';
+import { browserSessionUser } from '../sessions/index.js';
 import { getUser, type User } from '../users/index.js';
 import {
   type BrowserMeta,
@@ -53,6 +54,22 @@ export async function pendingSecondStep(
   return step.kind === 'verify'
     ? { user, next: 'verify', factors: step.factors }
     : { user, next: 'setup' };
+}
+
+/**
+ * The user of a browser's live hosted session, who may go straight back; undefined when
+ * there is none, or when the tenant now requires a second factor that the user has not set
+ * up (the policy changed since): that browser signs in again and is walked through setup.
+ */
+export async function returningUserOf(
+  deps: HostedDeps,
+  h: HostedRequest,
+  cookie: string | undefined,
+): Promise<User | undefined> {
+  const user = cookie ? await browserSessionUser(deps.db, h.tenant.id, cookie) : undefined;
+  if (!user) return undefined;
+  const step = await secondStepFor(deps.db, h.tenant, user.id);
+  return step.kind === 'setup' ? undefined : user;
 }
 
 /** Finishes a pending sign-in with a code: the browser signed in with `amr` `[…, otp, mfa]`. */
