@@ -206,6 +206,9 @@ describe.skipIf(!HAVE_CHROMIUM)('hosted second factor in Chromium', () => {
           // /account with an app and codes.
           await page.goto(hosted(strict, '/account'));
           await shot(page, 'mfa-account');
+          await page.click('button:has-text("Set up another app")');
+          await page.waitForSelector('h1:has-text("Set up an authenticator app")');
+          await shot(page, 'mfa-account-app');
           // The second step, with a code and with a recovery code.
           await page.goto(hosted(strict, '/sign-in', { prompt: 'login' }));
           await page.fill('#email', address);
