@@ -10,6 +10,7 @@ import {
   verifyAuthenticationResponse,
   verifyRegistrationResponse,
 } from '@simplewebauthn/server';
+import { COSEALG } from '@simplewebauthn/server/helpers';
 import Bowser from 'bowser';
 import type { Kysely } from 'kysely';
 import { defaults } from '../../config/defaults.js';
@@ -73,30 +74,62 @@ async function newChallenge(
 }
 
 /**
- * Uses up the challenge a response signed, if it is ours, for this purpose (and user),
- * live and unused: WebAuthn Level 3 section 13.4.3, a challenge is accepted once.
+ * The challenge a response signed, if it is ours, for this purpose (and user), live and
+ * unused. SimpleWebAuthn asks before it checks the signature, so this only looks: the
+ * challenge is used up (`claimChallenge`) once the response has proved itself, and a forged
+ * response cannot spend someone else's.
  */
-async function claimChallenge(
+function challengeCheck(
   db: Kysely<Schema>,
   tenantId: string,
   userId: string | null,
   purpose: Purpose,
-  challenge: string,
-): Promise<boolean> {
-  let claim = db
+) {
+  const signed = { challenge: '' };
+  const where = (challenge: string) => {
+    let q = db
+      .selectFrom('passkey_challenges')
+      .select('hash')
+      .where('hash', '=', sha256Hex(challenge))
+      .where('tenant_id', '=', tenantId)
+      .where('purpose', '=', purpose)
+      .where('used_at', 'is', null)
+      .where('expires_at', '>', Date.now());
+    q = userId === null ? q.where('user_id', 'is', null) : q.where('user_id', '=', userId);
+    return q;
+  };
+  return {
+    signed,
+    expectedChallenge: async (challenge: string) => {
+      signed.challenge = challenge;
+      return (await where(challenge).executeTakeFirst()) !== undefined;
+    },
+  };
+}
+
+/**
+ * Uses up a challenge, once: WebAuthn Level 3 section 13.4.3, a challenge is accepted
+ * once. Of two responses that raced with one challenge, one gets it.
+ */
+async function claimChallenge(db: Kysely<Schema>, challenge: string): Promise<void> {
+  const claimed = await db
     .updateTable('passkey_challenges')
     .set({ used_at: Date.now() })
     .where('hash', '=', sha256Hex(challenge))
-    .where('tenant_id', '=', tenantId)
-    .where('purpose', '=', purpose)
     .where('used_at', 'is', null)
-    .where('expires_at', '>', Date.now());
-  claim =
-    userId === null ? claim.where('user_id', 'is', null) : claim.where('user_id', '=', userId);
-  return Number((await claim.executeTakeFirst()).numUpdatedRows) === 1;
+    .executeTakeFirst();
+  if (Number(claimed.numUpdatedRows) !== 1)
+    throw refused('This passkey request was used already. Try again.');
 }
 
 const ceremonyTimeout = defaults.passkeys.challengeLifetimeMs;
+
+/**
+ * The signature algorithms a new passkey may use, most preferred first: EdDSA, ES256 and
+ * RS256 (COSE, RFC 9053), which every authenticator offers one of. SimpleWebAuthn would add
+ * ML-DSA-44 where the runtime has it, which Node.js still marks experimental.
+ */
+const ALGORITHMS = [COSEALG.EdDSA, COSEALG.ES256, COSEALG.RS256];
 
 /** The options of `navigator.credentials.create()` for a new passkey of `user`. */
 export async function passkeyRegistrationOptions(
@@ -120,6 +153,7 @@ export async function passkeyRegistrationOptions(
     userID: new TextEncoder().encode(user.id),
     challenge: await newChallenge(db, tenant.id, user.id, 'register'),
     timeout: ceremonyTimeout,
+    supportedAlgorithmIDs: ALGORITHMS,
     attestationType: 'none',
     // The same authenticator is not registered twice.
     excludeCredentials: own.map((c) => ({
@@ -176,20 +210,22 @@ export async function registerPasskey(
 ): Promise<Passkey> {
   if (!isCredential(response, 'attestationObject'))
     throw new LatchkeyError('invalid_request', 'The browser sent no passkey.');
+  const check = challengeCheck(db, tenant.id, user.id, 'register');
   let verified: Awaited<ReturnType<typeof verifyRegistrationResponse>>;
   try {
     verified = await verifyRegistrationResponse({
       response: response as RegistrationResponseJSON,
-      expectedChallenge: (challenge) =>
-        claimChallenge(db, tenant.id, user.id, 'register', challenge),
+      expectedChallenge: check.expectedChallenge,
       expectedOrigin: rp.origin,
       expectedRPID: rp.id,
       requireUserVerification: true,
+      supportedAlgorithmIDs: ALGORITHMS,
     });
   } catch (error) {
     throw refused('This passkey could not be checked. Try again.', error);
   }
   if (!verified.verified) throw refused('This passkey could not be checked. Try again.');
+  await claimChallenge(db, check.signed.challenge);
   const info = verified.registrationInfo;
   const row: PasskeyRow = {
     id: randomUUID(),
@@ -271,12 +307,12 @@ export async function verifyPasskeySignIn(
   const handle = assertion.response.userHandle;
   if (!handle || Buffer.from(handle, 'base64url').toString('utf8') !== row.user_id)
     throw refused('This passkey does not belong to its account.');
+  const check = challengeCheck(db, tenant.id, null, 'authenticate');
   let verified: Awaited<ReturnType<typeof verifyAuthenticationResponse>>;
   try {
     verified = await verifyAuthenticationResponse({
       response: assertion,
-      expectedChallenge: (challenge) =>
-        claimChallenge(db, tenant.id, null, 'authenticate', challenge),
+      expectedChallenge: check.expectedChallenge,
       expectedOrigin: rp.origin,
       expectedRPID: rp.id,
       credential: {
@@ -292,6 +328,7 @@ export async function verifyPasskeySignIn(
   const info = verified.authenticationInfo;
   if (!verified.verified || !info.userVerified)
     throw refused('This passkey sign-in could not be checked. Try again.');
+  await claimChallenge(db, check.signed.challenge);
   const user = await getUser(db, tenant.id, row.user_id);
   if (user.disabled) throw new LatchkeyError('forbidden', 'This account is disabled.');
   // Compared and set together: of two assertions that raced with one counter, one counts.

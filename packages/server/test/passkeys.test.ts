@@ -1,0 +1,400 @@
+/**
+ * The passkey ceremonies' rules and the attacks they must stand up to (docs/design.md §13),
+ * on every database. Real credentials come from Chromium's virtual authenticator (the
+ * DevTools protocol's WebAuthn domain) on the hosted pages; a forged assertion is a real
+ * one altered here and signed again with the credential's own private key (which the
+ * virtual authenticator hands out), so that only the altered part can be why it fails,
+ * and the same assertion signed again unaltered is accepted (the control).
+ */
+
+import { createHash, createPrivateKey, type KeyObject, sign } from 'node:crypto';
+import { decodeJwt } from 'jose';
+import type { Browser, BrowserContext, CDPSession, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { defaults } from '../src/config/defaults.js';
+import { type CallerApp, HAVE_CHROMIUM, launchChromium, startCallerApp } from './browser.js';
+import {
+  type Body,
+  DIALECTS,
+  email,
+  reservePort,
+  startApp,
+  type TestApp,
+  type TestTenant,
+} from './support.js';
+
+const PASSWORD = 'correct horse battery staple';
+
+/** A PublicKeyCredential's JSON (WebAuthn Level 3 `toJSON()`). */
+interface CredentialJson {
+  id: string;
+  type: string;
+  response: Record<string, string>;
+  [more: string]: unknown;
+}
+
+/** What the page code below uses of the browser, typed just enough (no DOM lib here). */
+interface Window {
+  document: {
+    querySelector(selector: string): { dataset: Record<string, string>; value: string } | null;
+  };
+  navigator: { credentials: { get(o: unknown): Promise<{ toJSON(): CredentialJson } | null> } };
+  PublicKeyCredential: {
+    parseRequestOptionsFromJSON(o: unknown): unknown;
+    isConditionalMediationAvailable(): Promise<boolean>;
+  };
+}
+
+/** Alters a real assertion and signs it again with the credential's own key. */
+function resigned(
+  credential: CredentialJson,
+  key: KeyObject,
+  change: { origin?: string; rpId?: string; counter?: number; flags?: (f: number) => number },
+): CredentialJson {
+  const client = JSON.parse(
+    Buffer.from(credential.response.clientDataJSON as string, 'base64url').toString('utf8'),
+  );
+  if (change.origin) client.origin = change.origin;
+  const clientData = Buffer.from(JSON.stringify(client));
+  const auth = Buffer.from(credential.response.authenticatorData as string, 'base64url');
+  // WebAuthn Level 3 section 6.1: rpIdHash (32 bytes), flags (1), signCount (4, big-endian).
+  if (change.rpId) createHash('sha256').update(change.rpId).digest().copy(auth, 0);
+  if (change.flags) auth[32] = change.flags(auth[32] as number);
+  if (change.counter !== undefined) auth.writeUInt32BE(change.counter, 33);
+  const signed = Buffer.concat([auth, createHash('sha256').update(clientData).digest()]);
+  return {
+    ...credential,
+    response: {
+      ...credential.response,
+      clientDataJSON: clientData.toString('base64url'),
+      authenticatorData: auth.toString('base64url'),
+      // Ed25519 signs the message itself; ES256 and RS256 its SHA-256.
+      signature: sign(key.asymmetricKeyType === 'ed25519' ? null : 'sha256', signed, key).toString(
+        'base64url',
+      ),
+    },
+  };
+}
+
+describe.skipIf(!HAVE_CHROMIUM).each(DIALECTS)('passkey ceremonies on %s', (dialect) => {
+  let app: TestApp;
+  let base: string;
+  let caller: CallerApp;
+  let browser: Browser;
+  let t: TestTenant;
+  let other: TestTenant;
+  /** A user of `t` with a passkey in `page`'s authenticator. */
+  let context: BrowserContext;
+  let page: Page;
+  let cdp: CDPSession;
+  let authenticatorId: string;
+  let userId: string;
+
+  const db = () => app.ctx.database.db;
+  const hosted = (tenant: TestTenant, path: string, extra: Record<string, string> = {}) =>
+    `${base}${path}?${new URLSearchParams({ pk: tenant.publishableKey, redirect_url: `${caller.origin}/callback`, ...extra })}`;
+
+  /** A page with a virtual platform authenticator, without passkey autofill. */
+  async function authenticatorPage(): Promise<{
+    context: BrowserContext;
+    page: Page;
+    cdp: CDPSession;
+    authenticatorId: string;
+  }> {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    // The virtual authenticator would answer the sign-in page's conditional request at once.
+    await page.addInitScript(() => {
+      (globalThis as unknown as Window).PublicKeyCredential.isConditionalMediationAvailable =
+        async () => false;
+    });
+    const cdp = await context.newCDPSession(page);
+    await cdp.send('WebAuthn.enable', { enableUI: false });
+    const { authenticatorId } = await cdp.send('WebAuthn.addVirtualAuthenticator', {
+      options: {
+        protocol: 'ctap2',
+        transport: 'internal',
+        hasResidentKey: true,
+        hasUserVerification: true,
+        isUserVerified: true,
+        automaticPresenceSimulation: true,
+      },
+    });
+    return { context, page, cdp, authenticatorId };
+  }
+
+  async function signUp(p: Page, tenant: TestTenant): Promise<string> {
+    const address = email('passkey');
+    await p.goto(hosted(tenant, '/sign-up'));
+    await p.fill('#email', address);
+    await p.fill('#password', PASSWORD);
+    await Promise.all([
+      p.waitForURL(`${caller.origin}/callback#*`),
+      p.click('button[type=submit]'),
+    ]);
+    return decodeJwt(new URLSearchParams(new URL(p.url()).hash.slice(1)).get('access_token') ?? '')
+      .sub as string;
+  }
+
+  /**
+   * A real assertion for a challenge of `tenant`'s sign-in page, made by the page's
+   * authenticator and not sent yet.
+   */
+  async function assertion(p: Page, tenant = t): Promise<CredentialJson> {
+    await p.goto(hosted(tenant, '/sign-in', { prompt: 'login' }));
+    return p.evaluate(async () => {
+      const w = globalThis as unknown as Window;
+      const d = w.document.querySelector('[data-passkey]')?.dataset ?? {};
+      const res = await fetch(d.options as string, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-csrf-token': d.csrf as string },
+        body: '{}',
+      });
+      const publicKey = w.PublicKeyCredential.parseRequestOptionsFromJSON(await res.json());
+      const credential = await w.navigator.credentials.get({ publicKey });
+      return credential?.toJSON() as CredentialJson;
+    });
+  }
+
+  /** POSTs JSON from the page (its cookies, its CSRF token) to one of its passkey endpoints. */
+  function send(
+    p: Page,
+    endpoint: 'options' | 'verify',
+    body: unknown,
+  ): Promise<{ status: number; body: Body }> {
+    return p.evaluate(
+      async ({ endpoint, body }) => {
+        const d =
+          (globalThis as unknown as Window).document.querySelector('[data-passkey]')?.dataset ?? {};
+        const res = await fetch(d[endpoint] as string, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-csrf-token': d.csrf as string },
+          body: JSON.stringify(body),
+        });
+        return { status: res.status, body: (await res.json()) as Body };
+      },
+      { endpoint, body },
+    );
+  }
+
+  /** The credential's private key, as the virtual authenticator keeps it. */
+  async function privateKey(): Promise<KeyObject> {
+    const { credentials } = await cdp.send('WebAuthn.getCredentials', { authenticatorId });
+    const [credential] = credentials;
+    if (!credential) throw new Error('the virtual authenticator holds no credential');
+    return createPrivateKey({
+      key: Buffer.from(credential.privateKey, 'base64'),
+      format: 'der',
+      type: 'pkcs8',
+    });
+  }
+
+  const sessionsOf = async (id: string) =>
+    (
+      await db()
+        .selectFrom('sessions')
+        .select('id')
+        .where('user_id', '=', id)
+        .where('revoked_at', 'is', null)
+        .execute()
+    ).length;
+  const passkeysOf = async (id: string) =>
+    db().selectFrom('passkeys').selectAll().where('user_id', '=', id).execute();
+
+  beforeAll(async () => {
+    [caller, browser] = await Promise.all([startCallerApp(), launchChromium()]);
+    const socket = reservePort();
+    base = `http://localhost:${socket.address().port}`;
+    app = await startApp(dialect, { socket, env: { PUBLIC_URL: base } });
+    t = await app.tenant({ allowedOrigins: [caller.origin] });
+    other = await app.tenant({ allowedOrigins: [caller.origin] });
+    ({ context, page, cdp, authenticatorId } = await authenticatorPage());
+    userId = await signUp(page, t);
+    await page.goto(hosted(t, '/account'));
+    await Promise.all([
+      page.waitForURL(/done=passkey-added/),
+      page.click('button:has-text("Add a passkey")'),
+    ]);
+    expect(await passkeysOf(userId)).toHaveLength(1);
+  }, 60_000);
+
+  afterAll(async () => {
+    await context?.close();
+    await browser?.close();
+    await app?.dispose();
+    await caller?.close();
+  });
+
+  it('accepts an assertion once: the same one sent again (a replayed challenge) is refused', async () => {
+    const credential = await assertion(page);
+    const first = await send(page, 'verify', credential);
+    expect(first.status).toBe(200);
+    expect(first.body.location).toMatch(new RegExp(`^${caller.origin}/callback#access_token=`));
+    const before = await sessionsOf(userId);
+    const again = await send(page, 'verify', credential);
+    expect(again.status).toBe(401);
+    expect(again.body.code).toBe('invalid_credentials');
+    expect(again.body.location).toBeUndefined();
+    expect(await sessionsOf(userId)).toBe(before);
+  });
+
+  it('refuses an assertion for another origin or RP id, or without user verification; the same signed again unaltered passes', async () => {
+    const key = await privateKey();
+    const forged = {
+      origin: { origin: base.replace('localhost', 'evil.localhost') },
+      'RP id': { rpId: 'evil.localhost' },
+      'no user verification (UV flag off)': { flags: (f: number) => f & ~0x04 },
+      'no user presence (UP flag off)': { flags: (f: number) => f & ~0x01 },
+    };
+    for (const [name, change] of Object.entries(forged)) {
+      const genuine = await assertion(page);
+      const refused = await send(page, 'verify', resigned(genuine, key, change));
+      expect([name, refused.status, refused.body.code]).toEqual([name, 401, 'invalid_credentials']);
+      // A forged response spends no challenge: the genuine one still signs in.
+      expect([name, (await send(page, 'verify', genuine)).status]).toEqual([name, 200]);
+    }
+    const control = await send(page, 'verify', resigned(await assertion(page), key, {}));
+    expect(control.status).toBe(200);
+  });
+
+  it('refuses a signature counter that goes backwards (a cloned authenticator)', async () => {
+    const key = await privateKey();
+    expect((await send(page, 'verify', await assertion(page))).status).toBe(200);
+    const [stored] = await passkeysOf(userId);
+    const counter = Number(stored?.counter);
+    expect(counter).toBeGreaterThan(0);
+    const behind = await send(
+      page,
+      'verify',
+      resigned(await assertion(page), key, { counter: counter - 1 }),
+    );
+    expect(behind.status).toBe(401);
+    expect(Number((await passkeysOf(userId))[0]?.counter)).toBe(counter);
+  });
+
+  it("refuses a credential on another tenant's sign-in page (the RP id is shared, the credential is not)", async () => {
+    // The browser offers the credential there: every tenant's pages are on {auth_url}.
+    const credential = await assertion(page, other);
+    const refused = await send(page, 'verify', credential);
+    expect(refused.status).toBe(401);
+    expect(refused.body.detail).toContain('not registered for this application');
+  });
+
+  it('refuses an assertion whose user handle names another user', async () => {
+    const credential = await assertion(page);
+    const otherUser = Buffer.from('00000000-0000-4000-8000-000000000000').toString('base64url');
+    const refused = await send(page, 'verify', {
+      ...credential,
+      response: { ...credential.response, userHandle: otherUser },
+    });
+    expect(refused.status).toBe(401);
+    expect(refused.body.detail).toBe('This passkey does not belong to its account.');
+  });
+
+  it('refuses a disabled user, and opens no session', async () => {
+    const patch = (disabled: boolean) =>
+      app.request(`/v1/users/${userId}`, {
+        method: 'PATCH',
+        headers: { authorization: `Bearer ${t.secretKey}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ disabled }),
+      });
+    expect((await patch(true)).status).toBe(200);
+    const before = await sessionsOf(userId);
+    const refused = await send(page, 'verify', await assertion(page));
+    expect(refused.status).toBe(403);
+    expect(refused.body.detail).toBe('This account is disabled.');
+    expect(await sessionsOf(userId)).toBe(before);
+    expect((await patch(false)).status).toBe(200);
+    expect((await send(page, 'verify', await assertion(page))).status).toBe(200);
+  });
+
+  it('refuses a registration response sent twice', async () => {
+    const fresh = await authenticatorPage();
+    try {
+      await signUp(fresh.page, t);
+      await fresh.page.goto(hosted(t, '/account'));
+      const made = await fresh.page.evaluate(async () => {
+        const w = globalThis as unknown as Window & {
+          PublicKeyCredential: { parseCreationOptionsFromJSON(o: unknown): unknown };
+          navigator: { credentials: { create(o: unknown): Promise<{ toJSON(): unknown }> } };
+        };
+        const d = w.document.querySelector('[data-passkey]')?.dataset ?? {};
+        const res = await fetch(d.options as string, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-csrf-token': d.csrf as string },
+          body: '{}',
+        });
+        const publicKey = w.PublicKeyCredential.parseCreationOptionsFromJSON(await res.json());
+        return (await w.navigator.credentials.create({ publicKey })).toJSON();
+      });
+      expect((await send(fresh.page, 'verify', made)).status).toBe(200);
+      const again = await send(fresh.page, 'verify', made);
+      expect(again.status).toBe(401);
+    } finally {
+      await fresh.context.close();
+    }
+  });
+
+  it('needs a sign-in within 10 minutes to add or remove a passkey; renaming does not; signing in again allows it', async () => {
+    const [passkey] = await passkeysOf(userId);
+    // This browser's hosted session started 11 minutes ago.
+    await db()
+      .updateTable('hosted_sessions')
+      .set({ created_at: Date.now() - defaults.hosted.recentSignInMs - 60_000 })
+      .where('user_id', '=', userId)
+      .execute();
+    await page.goto(hosted(t, '/account'));
+    expect(await page.isVisible('text=sign in again')).toBe(true);
+    expect(await page.locator('button:has-text("Remove")').count()).toBe(0);
+    expect(await page.locator('[data-passkey]').count()).toBe(0);
+    const csrf = await page.inputValue('input[name=_csrf]');
+    const post = (path: string, body: string, type: string, token = csrf) =>
+      page.evaluate(
+        async ({ path, body, type, token }) => {
+          const res = await fetch(path, {
+            method: 'POST',
+            headers: { 'content-type': type, 'x-csrf-token': token },
+            body,
+          });
+          return { status: res.status, text: await res.text() };
+        },
+        { path, body, type, token },
+      );
+    const query = new URL(hosted(t, '/account')).search.slice(1);
+    const adding = await post(`/account/passkeys/options?${query}`, '{}', 'application/json');
+    expect(adding.status).toBe(403);
+    expect(JSON.parse(adding.text).detail).toContain('sign in again');
+    const form = 'application/x-www-form-urlencoded';
+    const removing = await post(`/account/passkeys/${passkey?.id}/remove?${query}`, '', form);
+    expect(removing.status).toBe(403);
+    expect(removing.text).toContain('To remove a passkey, sign in again');
+    expect(await passkeysOf(userId)).toHaveLength(1);
+    const renaming = await post(
+      `/account/passkeys/${passkey?.id}/rename?${query}`,
+      'name=Work+laptop',
+      form,
+    );
+    expect(renaming.status).toBe(200);
+    expect((await passkeysOf(userId))[0]?.name).toBe('Work laptop');
+
+    // The page's link signs in again and comes back to /account, where removing works.
+    await page.click('text=sign in again');
+    await page.fill('#password', PASSWORD);
+    await page.fill(
+      '#email',
+      (
+        await db()
+          .selectFrom('users')
+          .select('email')
+          .where('id', '=', userId)
+          .executeTakeFirstOrThrow()
+      ).email,
+    );
+    await Promise.all([page.waitForURL(/\/account\?/), page.click('button[type=submit]')]);
+    await Promise.all([
+      page.waitForURL(/done=passkey-removed/),
+      page.click('button:has-text("Remove")'),
+    ]);
+    expect(await passkeysOf(userId)).toHaveLength(0);
+  });
+});
