@@ -91,8 +91,15 @@ describe.skipIf(!HAVE_CHROMIUM).each(DIALECTS)('passkey ceremonies on %s', (dial
   let userId: string;
 
   const db = () => app.ctx.database.db;
+  /** The hosted request of `tenant` as a query string. */
+  const query = (tenant: TestTenant, extra: Record<string, string> = {}) =>
+    new URLSearchParams({
+      pk: tenant.publishableKey,
+      redirect_url: `${caller.origin}/callback`,
+      ...extra,
+    }).toString();
   const hosted = (tenant: TestTenant, path: string, extra: Record<string, string> = {}) =>
-    `${base}${path}?${new URLSearchParams({ pk: tenant.publishableKey, redirect_url: `${caller.origin}/callback`, ...extra })}`;
+    `${base}${path}?${query(tenant, extra)}`;
 
   /** A page with a virtual platform authenticator, without passkey autofill. */
   async function authenticatorPage(): Promise<{
@@ -223,6 +230,37 @@ describe.skipIf(!HAVE_CHROMIUM).each(DIALECTS)('passkey ceremonies on %s', (dial
     await browser?.close();
     await app?.dispose();
     await caller?.close();
+  });
+
+  it('sends a browser without the page session from /account to sign in, and back', async () => {
+    const res = await app.request(`/account?${query(t)}`, { redirect: 'manual' });
+    expect(res.status).toBe(303);
+    expect(res.headers.get('location')).toBe(`/sign-in?${query(t)}&return_to=account`);
+  });
+
+  it('serves the script for good under its digest, and refuses ceremony calls from elsewhere or without the page token', async () => {
+    const html = await (await app.request(`/sign-in?${query(t)}`)).text();
+    const src = /<script src="([^"]+)"/.exec(html)?.[1] ?? '';
+    expect(src).toMatch(/^\/passkeys\.js\?v=[\w-]{16}$/);
+    const script = await app.request(src);
+    expect(script.headers.get('content-type')).toBe('text/javascript; charset=utf-8');
+    expect(script.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
+    expect((await app.request('/passkeys.js?v=old')).headers.get('cache-control')).toBe('no-cache');
+
+    const challenges = async () =>
+      (await db().selectFrom('passkey_challenges').select('hash').execute()).length;
+    const before = await challenges();
+    const options = `/sign-in/passkey/options?${query(t)}`;
+    const json = { 'content-type': 'application/json' };
+    const noToken = await app.request(options, { method: 'POST', headers: json, body: '{}' });
+    expect(noToken.status).toBe(403);
+    const foreign = await app.request(options, {
+      method: 'POST',
+      headers: { ...json, origin: 'https://evil.example', 'sec-fetch-site': 'cross-site' },
+      body: '{}',
+    });
+    expect(foreign.status).toBe(403);
+    expect(await challenges()).toBe(before);
   });
 
   it('accepts an assertion once: the same one sent again (a replayed challenge) is refused', async () => {
@@ -360,17 +398,16 @@ describe.skipIf(!HAVE_CHROMIUM).each(DIALECTS)('passkey ceremonies on %s', (dial
         },
         { path, body, type, token },
       );
-    const query = new URL(hosted(t, '/account')).search.slice(1);
-    const adding = await post(`/account/passkeys/options?${query}`, '{}', 'application/json');
+    const adding = await post(`/account/passkeys/options?${query(t)}`, '{}', 'application/json');
     expect(adding.status).toBe(403);
     expect(JSON.parse(adding.text).detail).toContain('sign in again');
     const form = 'application/x-www-form-urlencoded';
-    const removing = await post(`/account/passkeys/${passkey?.id}/remove?${query}`, '', form);
+    const removing = await post(`/account/passkeys/${passkey?.id}/remove?${query(t)}`, '', form);
     expect(removing.status).toBe(403);
     expect(removing.text).toContain('To remove a passkey, sign in again');
     expect(await passkeysOf(userId)).toHaveLength(1);
     const renaming = await post(
-      `/account/passkeys/${passkey?.id}/rename?${query}`,
+      `/account/passkeys/${passkey?.id}/rename?${query(t)}`,
       'name=Work+laptop',
       form,
     );

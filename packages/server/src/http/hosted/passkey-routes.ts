@@ -18,6 +18,7 @@ import {
   verifyPasskeySignIn,
 } from '../../modules/mfa/index.js';
 import { addressBucket } from '../../modules/rate-limit/index.js';
+import type { Tenant } from '../../modules/tenants/index.js';
 import { PASSKEY_SCRIPT, PASSKEY_SCRIPT_PATH } from '../../views/passkey-script.js';
 import { type AppContext, hostedDeps } from '../context.js';
 import { formField } from '../form-body.js';
@@ -28,8 +29,8 @@ import { setBrowserCookie } from './cookies.js';
 import { currentBrowserCookie, resolveHosted, signedInLocation } from './setup.js';
 
 /** Passkeys offered to this tenant's users on the hosted pages. */
-export const passkeysOn = (ctx: AppContext, h: Pick<HostedRequest, 'tenant'>['tenant']) =>
-  relyingPartyOf(ctx.authUrl, h) !== undefined;
+export const passkeysOn = (ctx: AppContext, tenant: Tenant) =>
+  relyingPartyOf(ctx.authUrl, tenant) !== undefined;
 
 const SCRIPT_VERSION = new URL(PASSKEY_SCRIPT_PATH, 'http://x').searchParams.get('v');
 
