@@ -232,6 +232,30 @@ describe.each(DIALECTS)('second factors over REST on %s', (dialect) => {
     expect((await verify(third, right)).headers.get('retry-after')).toMatch(/^\d+$/);
   });
 
+  it('guesses sent all at once are counted like guesses one by one: at most 5 tried', async () => {
+    const user = await userWithApp();
+    const token = await mfaTokenOf(user.email);
+    const right = codeOf(user.secret, 1);
+    const guesses = Array.from({ length: 20 }, (_, i) =>
+      String((Number(right) + 1 + i) % 1_000_000).padStart(6, '0'),
+    );
+    const answers = await Promise.all(guesses.map((g) => verify(token, g).then(json)));
+    const tried = answers.filter(
+      (a) => a.code === 'invalid_code' || (a.code === 'rate_limited' && !/account/.test(a.detail)),
+    );
+    expect(tried.length).toBeLessThanOrEqual(5);
+    expect(answers.every((a) => a.status === 401 || a.status === 429)).toBe(true);
+    const row = await app.ctx.database.db
+      .selectFrom('mfa_challenges')
+      .select('attempts')
+      .where('user_id', '=', user.id)
+      .executeTakeFirstOrThrow();
+    expect(row.attempts).toBeLessThanOrEqual(5);
+    const after = await verify(token, right);
+    expect(after.status).toBeGreaterThanOrEqual(401);
+    expect(after.status).not.toBe(200);
+  });
+
   it('recovery codes: ten, each works once, new ones kill the old', async () => {
     const user = await userWithApp();
     const res = await call('POST', `/v1/users/${user.id}/recovery-codes`);
