@@ -63,6 +63,24 @@ export const defaults = {
    * alone decides, and the fallback is logged.
    */
   breachedPasswords: { timeoutMs: 2_000 },
+  /**
+   * docs/design.md §13, second factors (modules/mfa). A new tenant's policy is `optional`.
+   * TOTP is RFC 6238's default (SHA-1, 6 digits, 30 s) with one step either side for clock
+   * drift; a pending sign-in (`mfaToken`) lives 5 minutes, takes 5 wrong codes, then ends.
+   * Changing a factor or the password needs a sign-in within `stepUpMs`.
+   */
+  mfa: {
+    policy: 'optional' as MfaPolicy,
+    totp: { periodSeconds: 30, digits: 6, driftSteps: 1, secretBytes: 20 },
+    challengeMs: 5 * 60_000,
+    attemptsPerChallenge: 5,
+    /** Wrong second-factor codes one account may give per window, over all its challenges. */
+    accountFailures: { quota: 10, windowSeconds: 15 * 60 },
+    recoveryCodes: 10,
+    stepUpMs: 10 * 60_000,
+    /** Factors one user may hold of each kind (unconfirmed apps included). */
+    maxTotpFactors: 5,
+  },
   /** RFC 5321 section 4.5.3.1.3: a path holds 256 octets, so an address at most 254. */
   email: { maxLength: 254 },
   /**
@@ -296,6 +314,8 @@ export const defaults = {
 
 export type Plan = keyof typeof defaults.plans;
 export const PLANS = Object.keys(defaults.plans) as Plan[];
+export type MfaPolicy = 'off' | 'optional' | 'required';
+export const MFA_POLICIES: readonly MfaPolicy[] = ['off', 'optional', 'required'];
 export type Environment = 'development' | 'production';
 export const ENVIRONMENTS: Environment[] = ['development', 'production'];
 

@@ -8,9 +8,14 @@ export const ERROR_CATALOGUE = {
   invalid_grant: { status: 400, title: 'Invalid grant' },
   unauthorized: { status: 401, title: 'Unauthorized' },
   invalid_credentials: { status: 401, title: 'Invalid credentials' },
+  invalid_mfa_token: { status: 401, title: 'Invalid MFA token' },
+  invalid_code: { status: 401, title: 'Invalid code' },
   forbidden: { status: 403, title: 'Forbidden' },
   email_not_verified: { status: 403, title: 'E-mail address not verified' },
   confirmation_required: { status: 403, title: 'Confirm it is you' },
+  mfa_required: { status: 403, title: 'Second factor required' },
+  mfa_setup_required: { status: 403, title: 'Second factor setup required' },
+  reauthentication_required: { status: 403, title: 'Sign in again' },
   not_found: { status: 404, title: 'Not found' },
   method_not_allowed: { status: 405, title: 'Method not allowed' },
   email_taken: { status: 409, title: 'E-mail address already registered' },
@@ -40,6 +45,8 @@ export interface ProblemDocument {
   detail: string;
   code: ErrorCode;
   errors?: FieldError[];
+  /** Extension members of the problem type (RFC 9457 section 3.2), e.g. `mfaToken`. */
+  [member: string]: unknown;
 }
 
 export class LatchkeyError extends Error {
@@ -49,17 +56,25 @@ export class LatchkeyError extends Error {
   readonly errors: FieldError[] | undefined;
   /** Extra response headers, e.g. Retry-After. */
   readonly headers: Record<string, string> | undefined;
+  /** Extension members of the problem document (RFC 9457 section 3.2). */
+  readonly members: Record<string, unknown> | undefined;
 
   constructor(
     code: ErrorCode,
     detail: string,
-    options: { errors?: FieldError[]; headers?: Record<string, string>; cause?: unknown } = {},
+    options: {
+      errors?: FieldError[];
+      headers?: Record<string, string>;
+      members?: Record<string, unknown>;
+      cause?: unknown;
+    } = {},
   ) {
     super(detail, options.cause === undefined ? undefined : { cause: options.cause });
     this.code = code;
     this.status = ERROR_CATALOGUE[code].status;
     this.errors = options.errors;
     this.headers = options.headers;
+    this.members = options.members;
   }
 
   toProblem(): ProblemDocument {
@@ -70,6 +85,7 @@ export class LatchkeyError extends Error {
       detail: this.message,
       code: this.code,
       ...(this.errors ? { errors: this.errors } : {}),
+      ...this.members,
     };
   }
 }

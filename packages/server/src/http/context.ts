@@ -55,6 +55,7 @@ export function accountDeps(ctx: AppContext): AccountDeps & SignInDeps {
   const deps = {
     db: ctx.database.db,
     bus: ctx.bus,
+    box: ctx.box,
     sessions: ctx.sessions,
     hasher: ctx.hasher,
     limiter: ctx.limiter,

@@ -24,6 +24,10 @@ export interface TenantsTable {
   primary_color: string | null;
   /** The `aud` of access tokens (RFC 9068 section 2.2); null: `{auth_url}/t/{id}/api`. */
   audience: string | null;
+  /** docs/design.md §13: `off`, `optional` or `required` (migration 016). */
+  mfa_policy: ColumnType<string, string | undefined, string>;
+  /** 1: passkeys offered on the hosted pages (migration 016). */
+  passkeys_enabled: ColumnType<number, number | undefined, number>;
   created_at: Millis;
   updated_at: Millis;
 }
@@ -288,6 +292,47 @@ export interface PasskeyChallengesTable {
   used_at: Millis | null;
 }
 
+/** An authenticator app (RFC 6238), live once `confirmed_at` is set by a first code. */
+export interface TotpFactorsTable {
+  id: string;
+  tenant_id: string;
+  user_id: string;
+  /** The shared secret, sealed with the master secret (compact JWE, see SecretBox). */
+  secret_jwe: string;
+  name: string;
+  confirmed_at: Millis | null;
+  /** The last time step whose code was accepted; a code is never accepted twice. */
+  last_step: number | null;
+  created_at: Millis;
+  last_used_at: Millis | null;
+}
+
+/** One of a user's ten single-use recovery codes, by its SHA-256. */
+export interface RecoveryCodesTable {
+  id: string;
+  tenant_id: string;
+  user_id: string;
+  hash: string;
+  created_at: Millis;
+  used_at: Millis | null;
+}
+
+/** A sign-in that waits for a second factor: the `mfaToken` of REST, or a hosted page's. */
+export interface MfaChallengesTable {
+  /** SHA-256 of the token, hex. */
+  hash: string;
+  tenant_id: string;
+  user_id: string;
+  /** JSON array of the methods used so far (`["pwd"]`, `["fed"]`). */
+  amr: string;
+  channel: SessionChannel;
+  /** Wrong codes given so far; the challenge ends at `defaults.mfa.attemptsPerChallenge`. */
+  attempts: number;
+  created_at: Millis;
+  expires_at: Millis;
+  used_at: Millis | null;
+}
+
 export interface Schema {
   tenants: TenantsTable;
   api_keys: ApiKeysTable;
@@ -309,6 +354,9 @@ export interface Schema {
   admin_sessions: AdminSessionsTable;
   passkeys: PasskeysTable;
   passkey_challenges: PasskeyChallengesTable;
+  totp_factors: TotpFactorsTable;
+  recovery_codes: RecoveryCodesTable;
+  mfa_challenges: MfaChallengesTable;
 }
 
 export type TenantRow = Selectable<TenantsTable>;

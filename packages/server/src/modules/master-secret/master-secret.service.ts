@@ -2,11 +2,12 @@ import type { Kysely } from 'kysely';
 import { ConfigError, type SecretSource, writeSecretFile } from '../../config/config.js';
 import { type Sealed, type SealedStore, SecretBox } from '../../crypto/secret-box.js';
 import { type Schema, transact } from '../../storage/index.js';
+import { sealedTotpSecrets } from '../mfa/index.js';
 import { sealedSigningKeys } from '../sessions/index.js';
 import { sealedProviderSecrets } from '../social/index.js';
 
 /** Everything sealed with the master secret, by the module that owns it. */
-const STORES: SealedStore[] = [sealedSigningKeys, sealedProviderSecrets];
+const STORES: SealedStore[] = [sealedSigningKeys, sealedProviderSecrets, sealedTotpSecrets];
 
 /** The check value: sealed when the database first meets a secret, opened at every start. */
 const CHECK = ['master-secret', 'check'] as const;

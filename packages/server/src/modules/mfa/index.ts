@@ -1,4 +1,28 @@
 export {
+  createChallenge,
+  dropChallenge,
+  type Finish,
+  invalidMfaToken,
+  pendingChallenge,
+  redeemChallenge,
+} from './challenges.js';
+export type { MfaDeps } from './deps.js';
+export {
+  confirmTotp,
+  enrolTotp,
+  newRecoveryCodes,
+  resetFactor,
+} from './enrolment.service.js';
+export {
+  deleteFactor,
+  type Factor,
+  type FactorType,
+  listFactors,
+  RECOVERY_CODES_ID,
+  type SecondStep,
+  secondStepFor,
+} from './factors.js';
+export {
   listPasskeys,
   type Passkey,
   passkeyRegistrationOptions,
@@ -10,3 +34,12 @@ export {
   renamePasskey,
   verifyPasskeySignIn,
 } from './passkeys.js';
+export { replaceRecoveryCodes } from './recovery-codes.js';
+export {
+  claimTotpStep,
+  matchTotp,
+  normaliseCode,
+  sealedTotpSecrets,
+  startTotp,
+  type TotpEnrolment,
+} from './totp.js';

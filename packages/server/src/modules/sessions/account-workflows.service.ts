@@ -1,5 +1,7 @@
 import type { Kysely } from 'kysely';
+import { LatchkeyError } from '../../errors/index.js';
 import { type Publisher, type Schema, transact } from '../../storage/index.js';
+import { createChallenge, type MfaDeps, redeemChallenge, secondStepFor } from '../mfa/index.js';
 import type { Tenant } from '../tenants/index.js';
 import {
   applyUserUpdate,
@@ -18,7 +20,7 @@ import type { Sessions } from './sessions.service.js';
  * can before its transaction (argon2 and rate limits hold no lock), writes in one
  * transaction, and publishes its invalidations after the commit.
  */
-export interface AccountDeps {
+export interface AccountDeps extends MfaDeps {
   db: Kysely<Schema>;
   bus: Publisher;
   sessions: Sessions;
@@ -34,13 +36,33 @@ export interface SignInInput {
   userAgent?: string | undefined;
 }
 
-/** E-mail and password to a new session (REST sign-in). */
+/**
+ * E-mail and password to a new session (REST sign-in). A user with a second factor gets
+ * no session yet but `403 mfa_required` with an `mfaToken` to redeem at `verifySignIn`;
+ * under the `required` policy a user without one gets `403 mfa_setup_required`, and no
+ * token either way (docs/design.md §13).
+ */
 export async function signIn(
   deps: AccountDeps & SignInDeps,
   tenant: Tenant,
   input: SignInInput,
 ): Promise<TokenSet & { user: User }> {
   const user = await verifyCredentials(deps, tenant, input);
+  const step = await secondStepFor(deps.db, tenant, user.id);
+  if (step.kind === 'verify') {
+    const mfaToken = await createChallenge(deps.db, tenant.id, user.id, ['pwd'], 'server');
+    throw new LatchkeyError(
+      'mfa_required',
+      'This account has a second factor: send one of its codes with the mfaToken to POST /v1/auth/sign-in/verify within 5 minutes',
+      { members: { mfaToken, factors: step.factors } },
+    );
+  }
+  if (step.kind === 'setup')
+    throw new LatchkeyError(
+      'mfa_setup_required',
+      `This tenant requires a second factor and the user has none: enrol one with POST /v1/users/${user.id}/factors and confirm it, then sign in again`,
+      { members: { userId: user.id } },
+    );
   const opened = await transact(deps.db, deps.bus, (tx) =>
     deps.sessions.openIn(tx, tenant, user, {
       channel: 'server',
@@ -50,6 +72,34 @@ export async function signIn(
     }),
   );
   return { ...(await deps.sessions.tokens(tenant, opened)), user };
+}
+
+/** The second step of a REST sign-in: the `mfaToken` and a code to a new session. */
+export async function verifySignIn(
+  deps: AccountDeps,
+  tenant: Tenant,
+  input: {
+    mfaToken: string;
+    code: string;
+    ip?: string | undefined;
+    userAgent?: string | undefined;
+  },
+): Promise<TokenSet & { user: User }> {
+  const signer = await deps.sessions.signer(tenant);
+  return redeemChallenge(
+    deps,
+    tenant,
+    { token: input.mfaToken, code: input.code, channel: 'server' },
+    async (tx, user, amr) => {
+      const opened = await deps.sessions.openIn(tx, tenant, user, {
+        channel: 'server',
+        amr,
+        ip: input.ip,
+        userAgent: input.userAgent,
+      });
+      return { ...(await deps.sessions.tokens(tenant, opened, signer)), user };
+    },
+  );
 }
 
 /**

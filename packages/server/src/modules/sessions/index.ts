@@ -5,6 +5,7 @@ export {
   signIn,
   signOutEverywhere,
   updateUser,
+  verifySignIn,
 } from './account-workflows.service.js';
 export {
   bindBrowserSession,

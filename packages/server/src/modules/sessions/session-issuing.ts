@@ -28,10 +28,11 @@ export interface TokenSet {
 
 /**
  * RFC 8176 authentication method reference values a session can be opened with: `pwd` a
- * password, `fed` a social provider (federated), `hwk` a passkey held by one device or `swk`
- * a synced one, `user` user verification on it, `mfa` two factors (a passkey is both).
+ * password, `fed` a social provider (federated), `otp` an authenticator app's code or a
+ * recovery code, `hwk`/`swk` a passkey kept in hardware or synced, `user` the user
+ * verification a passkey did, `mfa` when two factors were used (docs/design.md §13).
  */
-export type AuthMethod = 'pwd' | 'fed' | 'hwk' | 'swk' | 'user' | 'mfa';
+export type AuthMethod = 'pwd' | 'fed' | 'otp' | 'hwk' | 'swk' | 'user' | 'mfa';
 
 /** How and when the person behind a session authenticated (its tokens' `amr` and `auth_time`). */
 export interface Authentication {

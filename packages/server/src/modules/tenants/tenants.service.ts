@@ -4,6 +4,8 @@ import {
   defaults,
   ENVIRONMENTS,
   type Environment,
+  MFA_POLICIES,
+  type MfaPolicy,
   PLANS,
   type Plan,
 } from '../../config/defaults.js';
@@ -32,6 +34,10 @@ export interface Tenant {
   requireEmailVerification: boolean;
   accessTokenTtl: number;
   passwordEnabled: boolean;
+  /** docs/design.md §13: whether a second factor is off, optional or required. */
+  mfaPolicy: MfaPolicy;
+  /** Whether the hosted pages offer passkeys. */
+  passkeysEnabled: boolean;
   branding: { logoUrl: string | null; primaryColor: string | null };
   /** The `aud` of its access tokens; null means the default (see `audienceOf`). */
   audience: string | null;
@@ -58,6 +64,8 @@ export interface TenantInput {
   requireEmailVerification?: boolean;
   accessTokenTtl?: number;
   passwordEnabled?: boolean;
+  mfaPolicy?: MfaPolicy;
+  passkeysEnabled?: boolean;
   /** RFC 7519 StringOrURI; empty or null restores the default. */
   audience?: string | null;
 }
@@ -78,6 +86,10 @@ export function toTenant(row: TenantRow): Tenant {
     requireEmailVerification: row.require_email_verification === 1,
     accessTokenTtl: row.access_token_ttl,
     passwordEnabled: row.password_enabled === 1,
+    mfaPolicy: (MFA_POLICIES as readonly string[]).includes(row.mfa_policy)
+      ? (row.mfa_policy as MfaPolicy)
+      : 'optional',
+    passkeysEnabled: row.passkeys_enabled === 1,
     branding: { logoUrl: row.logo_url, primaryColor: row.primary_color },
     audience: row.audience,
     createdAt: new Date(row.created_at).toISOString(),
@@ -204,6 +216,13 @@ function validateInput(input: TenantInput, environment: Environment, creating: b
       message: 'custom rps/rpm need the enterprise plan',
     });
   }
+  if (input.mfaPolicy !== undefined && !MFA_POLICIES.includes(input.mfaPolicy)) {
+    errors.push({
+      path: '/mfaPolicy',
+      code: 'mfa_policy_invalid',
+      message: `mfa must be one of ${MFA_POLICIES.join(', ')}`,
+    });
+  }
   const ttl = input.accessTokenTtl;
   const { min, max } = accessTokenTtlSeconds;
   if (ttl !== undefined && (!Number.isInteger(ttl) || ttl < min || ttl > max)) {
@@ -297,6 +316,8 @@ export async function createTenant(db: Kysely<Schema>, input: TenantInput): Prom
     require_email_verification: input.requireEmailVerification ? 1 : 0,
     access_token_ttl: input.accessTokenTtl ?? defaults.accessTokenTtlSeconds,
     password_enabled: input.passwordEnabled === false ? 0 : 1,
+    mfa_policy: input.mfaPolicy ?? defaults.mfa.policy,
+    passkeys_enabled: input.passkeysEnabled === false ? 0 : 1,
     logo_url: input.logoUrl || null,
     primary_color: input.primaryColor?.toLowerCase() || null,
     audience: input.audience || null,
@@ -357,6 +378,9 @@ export async function updateTenant(
     if (input.accessTokenTtl !== undefined) update.access_token_ttl = input.accessTokenTtl;
     if (input.passwordEnabled !== undefined)
       update.password_enabled = input.passwordEnabled ? 1 : 0;
+    if (input.mfaPolicy !== undefined) update.mfa_policy = input.mfaPolicy;
+    if (input.passkeysEnabled !== undefined)
+      update.passkeys_enabled = input.passkeysEnabled ? 1 : 0;
     if (input.logoUrl !== undefined) update.logo_url = input.logoUrl || null;
     if (input.primaryColor !== undefined)
       update.primary_color = input.primaryColor?.toLowerCase() || null;

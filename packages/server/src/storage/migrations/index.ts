@@ -15,6 +15,7 @@ import { addressLinks } from './012-address-links.js';
 import { developmentProviders } from './013-development-providers.js';
 import { identityPictures } from './014-identity-pictures.js';
 import { sessionAuthentication } from './015-session-authentication.js';
+import { secondFactors } from './016-second-factors.js';
 import { passkeys } from './017-passkeys.js';
 
 /** One ordered set of migrations serves SQLite and PostgreSQL alike. */
@@ -34,7 +35,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '013-development-providers': developmentProviders,
   '014-identity-pictures': identityPictures,
   '015-session-authentication': sessionAuthentication,
-  // 016 is the second factors' (modules/mfa), built alongside.
+  '016-second-factors': secondFactors,
   '017-passkeys': passkeys,
 };
 

@@ -1,0 +1,147 @@
+import type { Kysely } from 'kysely';
+import { LatchkeyError } from '../../errors/index.js';
+import { isUuid } from '../../storage/ids.js';
+import type { Schema } from '../../storage/index.js';
+import type { Tenant } from '../tenants/index.js';
+import { deleteRecoveryCodes } from './recovery-codes.js';
+
+/** The second factors of docs/design.md §13 (the password is the first). */
+export type FactorType = 'totp' | 'recovery_code';
+
+/** A factor as operators and its owner see it: never a secret. */
+export interface Factor {
+  /** A UUID; the recovery codes, one factor, are `recovery_code`. */
+  id: string;
+  type: FactorType;
+  name: string;
+  confirmed: boolean;
+  createdAt: string;
+  lastUsedAt: string | null;
+  /** Recovery codes only: how many are left unused. */
+  remaining?: number;
+}
+
+/** The id the recovery codes go by, as one factor. */
+export const RECOVERY_CODES_ID = 'recovery_code';
+
+const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+
+/** A user's factors, apps first (unconfirmed ones too, marked), then the recovery codes. */
+export async function listFactors(
+  db: Kysely<Schema>,
+  tenantId: string,
+  userId: string,
+): Promise<Factor[]> {
+  const [apps, codes] = await Promise.all([
+    db
+      .selectFrom('totp_factors')
+      .select(['id', 'name', 'confirmed_at', 'created_at', 'last_used_at'])
+      .where('tenant_id', '=', tenantId)
+      .where('user_id', '=', userId)
+      .orderBy('created_at')
+      .execute(),
+    db
+      .selectFrom('recovery_codes')
+      .select(['created_at', 'used_at'])
+      .where('tenant_id', '=', tenantId)
+      .where('user_id', '=', userId)
+      .execute(),
+  ]);
+  const factors: Factor[] = apps.map((a) => ({
+    id: a.id,
+    type: 'totp',
+    name: a.name,
+    confirmed: a.confirmed_at !== null,
+    createdAt: new Date(a.created_at).toISOString(),
+    lastUsedAt: iso(a.last_used_at),
+  }));
+  if (codes.length > 0) {
+    const used = codes.map((c) => c.used_at ?? 0);
+    factors.push({
+      id: RECOVERY_CODES_ID,
+      type: 'recovery_code',
+      name: 'Recovery codes',
+      confirmed: true,
+      createdAt: new Date(Math.min(...codes.map((c) => c.created_at))).toISOString(),
+      lastUsedAt: Math.max(...used) > 0 ? iso(Math.max(...used)) : null,
+      remaining: codes.filter((c) => c.used_at === null).length,
+    });
+  }
+  return factors;
+}
+
+/**
+ * The second factors a user can sign in with: a confirmed authenticator app, and recovery
+ * codes left (offered only beside a factor of their own: they stand in for a lost device).
+ */
+export async function secondFactorsOf(
+  db: Kysely<Schema>,
+  tenantId: string,
+  userId: string,
+): Promise<FactorType[]> {
+  const factors = await listFactors(db, tenantId, userId);
+  const types: FactorType[] = [];
+  if (factors.some((f) => f.type === 'totp' && f.confirmed)) types.push('totp');
+  if (types.length && factors.some((f) => f.type === 'recovery_code' && (f.remaining ?? 0) > 0))
+    types.push('recovery_code');
+  return types;
+}
+
+/** What comes after a right first factor, under the tenant's policy. */
+export type SecondStep =
+  /** Signed in now. */
+  | { kind: 'none' }
+  /** Asked for one of `factors`. */
+  | { kind: 'verify'; factors: FactorType[] }
+  /** `required` and the user has no factor: set one up before any token. */
+  | { kind: 'setup' };
+
+export async function secondStepFor(
+  db: Kysely<Schema>,
+  tenant: Tenant,
+  userId: string,
+): Promise<SecondStep> {
+  if (tenant.mfaPolicy === 'off') return { kind: 'none' };
+  const factors = await secondFactorsOf(db, tenant.id, userId);
+  if (factors.length) return { kind: 'verify', factors };
+  return tenant.mfaPolicy === 'required' ? { kind: 'setup' } : { kind: 'none' };
+}
+
+/**
+ * Removes one factor. A user removing their own last factor under `required` is refused;
+ * an operator (`reset`) may, and the user sets a new one up at the next sign-in.
+ */
+export async function deleteFactor(
+  db: Kysely<Schema>,
+  tenant: Tenant,
+  userId: string,
+  factorId: string,
+  options: { reset: boolean },
+): Promise<Factor> {
+  const factors = await listFactors(db, tenant.id, userId);
+  const factor = factors.find((f) => f.id === factorId);
+  if (!factor || (factor.type === 'totp' && !isUuid(factorId)))
+    throw new LatchkeyError('not_found', 'This user has no such factor');
+  const othersLeft = factors.some(
+    (f) => f.id !== factorId && f.type !== 'recovery_code' && f.confirmed,
+  );
+  if (
+    !options.reset &&
+    tenant.mfaPolicy === 'required' &&
+    factor.type !== 'recovery_code' &&
+    factor.confirmed &&
+    !othersLeft
+  )
+    throw new LatchkeyError(
+      'conflict',
+      'This is your last second factor and this service requires one: add another first',
+    );
+  if (factor.type === 'recovery_code') await deleteRecoveryCodes(db, tenant.id, userId);
+  else
+    await db
+      .deleteFrom('totp_factors')
+      .where('tenant_id', '=', tenant.id)
+      .where('id', '=', factorId)
+      .execute();
+  return factor;
+}
