@@ -157,7 +157,7 @@ for (const dialect of DIALECTS) {
         await root.get(security(a.tenant.id));
         const refused = await root.post(security(a.tenant.id), fields);
         expect(refused.status, JSON.stringify(fields).slice(0, 60)).toBe(422);
-        expect(refused.html).toContain('mfa must be one of off, optional, required');
+        expect(refused.html).toContain('Choose Off, Optional or Required for Second factors.');
         expect(refused.html).toContain('role="alert"');
         // None of the three is shown chosen: the refused value is not the saved one.
         expect(refused.html).not.toMatch(/name="mfaPolicy" value="\w+" checked/);
@@ -191,9 +191,10 @@ for (const dialect of DIALECTS) {
       expect(page.html).toContain("This tenant's policy: optional");
       const region = page.html.slice(page.html.indexOf('aria-label="Second factors"'));
       const rows = region.slice(0, region.indexOf('</table>'));
-      expect(rows).toContain('<td data-label="Type">Authenticator app</td>');
+      expect(rows).toContain('<td data-label="Type"><code class="kind">totp</code></td>');
+      expect(rows).toContain('<td data-label="Name">Authenticator app</td>');
       expect(rows).toContain('<td data-label="Confirmed">yes</td>');
-      expect(rows).toContain('<td data-label="Type">Recovery codes</td>');
+      expect(rows).toContain('<td data-label="Type"><code class="kind">recovery_code</code></td>');
       expect(rows).toContain('<td data-label="Codes left">10</td>');
       expect(rows).toContain(`action="${userPath}/factors/${enrolment.id}/reset"`);
       expect(rows).toContain(`action="${userPath}/factors/recovery_code/reset"`);

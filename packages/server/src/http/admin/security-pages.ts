@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import type { MfaPolicy } from '../../config/defaults.js';
+import { MFA_POLICIES, type MfaPolicy } from '../../config/defaults.js';
 import { auditChange, tenantForAdmin } from '../../modules/admin/index.js';
 import { updateTenant } from '../../modules/tenants/index.js';
 import { type SecurityForm, securityPage } from '../../views/admin/security.js';
@@ -41,6 +41,21 @@ export function securityPages(scope: FastifyInstance, ctx: AppContext) {
         mfaPolicy: formField(request.body, 'mfaPolicy', 20),
         passkeysEnabled: formField(request.body, 'passkeysEnabled') === 'on',
       };
+      // Said in the page's words (the service's message names the CLI's --mfa); it refuses too.
+      if (!(MFA_POLICIES as readonly string[]).includes(form.mfaPolicy))
+        return sendAdminPage(
+          reply,
+          422,
+          securityPage({
+            viewer: viewer(request, reply),
+            tenant,
+            form,
+            alert: {
+              kind: 'error',
+              message: 'Choose Off, Optional or Required for Second factors.',
+            },
+          }),
+        );
       try {
         const updated = await updateTenant({ db, bus: ctx.bus }, tenant.id, {
           mfaPolicy: form.mfaPolicy as MfaPolicy,

@@ -45,11 +45,6 @@ function sessionClient(userAgent: string | null): Html | string {
   return userAgent ? html`<span class="mono">${userAgent.slice(0, 60)}</span>` : html`&mdash;`;
 }
 
-const FACTOR_NAMES: Record<Factor['type'], string> = {
-  totp: 'Authenticator app',
-  recovery_code: 'Recovery codes',
-};
-
 const RESET_QUESTIONS: Record<Factor['type'], string> = {
   totp: 'Reset this authenticator app? The user can no longer sign in with its codes.',
   recovery_code: "Delete this user's recovery codes? None of them works any more.",
@@ -64,7 +59,8 @@ function factorsTable(csrf: string, base: string, factors: Factor[]): Html {
     'Second factors',
     ['Type', 'Name', 'Confirmed', 'Created', 'Last used', 'Codes left', ''],
     factors.map((f) => [
-      FACTOR_NAMES[f.type],
+      // The type as the REST API and the audit log name it; the name says it for people.
+      html`<code class="kind">${f.type}</code>`,
       f.name,
       f.confirmed ? 'yes' : 'no (setup not finished)',
       when(f.createdAt),
