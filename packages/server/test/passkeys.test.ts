@@ -12,6 +12,7 @@ import { decodeJwt } from 'jose';
 import type { Browser, BrowserContext, CDPSession, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defaults } from '../src/config/defaults.js';
+import { updateTenant } from '../src/modules/tenants/index.js';
 import { type CallerApp, HAVE_CHROMIUM, launchChromium, startCallerApp } from './browser.js';
 import {
   type Body,
@@ -343,6 +344,33 @@ describe.skipIf(!HAVE_CHROMIUM).each(DIALECTS)('passkey ceremonies on %s', (dial
     expect(refused.body.detail).toBe('This account is disabled.');
     expect(await sessionsOf(userId)).toBe(before);
     expect((await patch(false)).status).toBe(200);
+    expect((await send(page, 'verify', await assertion(page))).status).toBe(200);
+  });
+
+  it('hides passkeys on a tenant that turned them off, and refuses their ceremonies there', async () => {
+    const switchTo = (passkeysEnabled: boolean) =>
+      updateTenant({ db: db(), bus: app.ctx.bus }, t.tenant.id, { passkeysEnabled });
+    const genuine = await assertion(page);
+    await switchTo(false);
+    try {
+      const res = await app.request(`/sign-in?${query(t)}`);
+      const html = await res.text();
+      expect(html).not.toContain('data-passkey');
+      expect(html).not.toContain('<script');
+      expect(html).toContain('autocomplete="username"');
+      expect(res.headers.get('content-security-policy')).not.toContain('script-src');
+      // Sent from a page loaded before the switch: refused, and no session.
+      const before = await sessionsOf(userId);
+      const refused = await send(page, 'verify', genuine);
+      expect(refused.status).toBe(403);
+      expect(refused.body.detail).toBe('Passkeys are off for this application.');
+      expect((await send(page, 'options', {})).status).toBe(403);
+      expect(await sessionsOf(userId)).toBe(before);
+      await page.goto(hosted(t, '/account'));
+      expect(await page.locator('#passkeys-heading').count()).toBe(0);
+    } finally {
+      await switchTo(true);
+    }
     expect((await send(page, 'verify', await assertion(page))).status).toBe(200);
   });
 

@@ -34,11 +34,13 @@ export interface RelyingParty {
 }
 
 /**
- * The relying party of `{auth_url}` for a tenant's passkeys, or undefined where passkeys
- * cannot work: an RP id is a domain (WebAuthn Level 3 section 5.1.4.1), so browsers refuse
- * one that is an IP address (serve on `localhost` in development).
+ * The relying party of `{auth_url}` for a tenant's passkeys, or undefined where there are
+ * none: the tenant turned them off (`--passkeys off`), or they cannot work, as an RP id is
+ * a domain (WebAuthn Level 3 section 5.1.4.1) and browsers refuse an IP address (serve on
+ * `localhost` in development).
  */
-export function relyingPartyOf(authUrl: string, _tenant: Tenant): RelyingParty | undefined {
+export function relyingPartyOf(authUrl: string, tenant: Tenant): RelyingParty | undefined {
+  if (!tenant.passkeysEnabled) return undefined;
   const url = new URL(authUrl);
   if (isIP(url.hostname.replace(/^\[|\]$/g, '')) !== 0) return undefined;
   return { id: url.hostname, origin: url.origin };
