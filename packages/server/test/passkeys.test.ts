@@ -294,6 +294,12 @@ describe.skipIf(!HAVE_CHROMIUM).each(DIALECTS)('passkey ceremonies on %s', (dial
     }
     const control = await send(page, 'verify', resigned(await assertion(page), key, {}));
     expect(control.status).toBe(200);
+    // The log says why each was refused.
+    const logged = app.logs.text();
+    expect(logged).toContain('Unexpected authentication response origin');
+    expect(logged).toContain('Unexpected RP ID hash');
+    expect(logged).toContain('User verification required');
+    expect(logged).toContain('User not present');
   });
 
   it('refuses a signature counter that goes backwards (a cloned authenticator)', async () => {

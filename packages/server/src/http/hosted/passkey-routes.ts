@@ -91,13 +91,18 @@ export function passkeyRoutes(scope: FastifyInstance, ctx: AppContext) {
     return { h, rp };
   }
 
-  /** Runs a ceremony step; the refusals it meets go to the script as problem+json. */
+  /**
+   * Runs a ceremony step; the refusals it meets go to the script as problem+json, and why
+   * (SimpleWebAuthn's reason: the origin, the RP id, a flag…) to the log.
+   */
   async function step(reply: FastifyReply, work: () => Promise<unknown>) {
     try {
       return answer(reply, await work());
     } catch (error) {
-      if (error instanceof LatchkeyError) return refuse(reply, error);
-      throw error;
+      if (!(error instanceof LatchkeyError)) throw error;
+      if (error.cause instanceof Error)
+        reply.request.log.info({ reason: error.cause.message }, 'passkey ceremony refused');
+      return refuse(reply, error);
     }
   }
 
