@@ -193,6 +193,32 @@ describe.skipIf(!HAVE_CHROMIUM)('passkeys on the hosted pages in Chromium', () =
     });
   });
 
+  it('says on the page why a passkey sign-in did not work, and the form still signs in', async () => {
+    const elsewhere = await app.tenant({ allowedOrigins: [caller.origin] });
+    await withAuthenticator(async (page) => {
+      await withoutAutofill(page);
+      // No passkey yet: the authenticator has nothing to offer.
+      await page.goto(hosted('/sign-in'));
+      await page.click('button:has-text("Sign in with a passkey")');
+      const alert = page.locator('.passkey [role=alert]');
+      await alert.waitFor();
+      expect(await alert.textContent()).toBe('The passkey request was cancelled or timed out.');
+
+      // A passkey of another tenant: the browser offers it (one RP id), the server refuses.
+      await signUp(page);
+      await addPasskey(page);
+      const other = `${base}/sign-in?${new URLSearchParams({ pk: elsewhere.publishableKey, redirect_url: callback() })}`;
+      await page.goto(other);
+      await page.click('button:has-text("Sign in with a passkey")');
+      await alert.waitFor();
+      expect(await alert.textContent()).toContain(
+        'This passkey is not registered for this application',
+      );
+      expect(await page.isEnabled('button:has-text("Sign in with a passkey")')).toBe(true);
+      expect(page.url()).toBe(other);
+    });
+  });
+
   it('passes axe and fits a phone: /sign-in with the passkey button, and /account', async () => {
     mkdirSync(ARTIFACTS, { recursive: true });
     const axe = readFileSync(

@@ -8,6 +8,9 @@
  */
 
 import { createHash, createPrivateKey, type KeyObject, sign } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { decodeJwt } from 'jose';
 import type { Browser, BrowserContext, CDPSession, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -25,6 +28,11 @@ import {
 } from './support.js';
 
 const PASSWORD = 'correct horse battery staple';
+const ARTIFACTS = join(
+  resolve(dirname(fileURLToPath(import.meta.url)), '../../..'),
+  'test-artifacts',
+);
+mkdirSync(ARTIFACTS, { recursive: true });
 
 /** A PublicKeyCredential's JSON (WebAuthn Level 3 `toJSON()`). */
 interface CredentialJson {
@@ -417,8 +425,11 @@ describe.skipIf(!HAVE_CHROMIUM).each(DIALECTS)('passkey ceremonies on %s', (dial
       .execute();
     await page.goto(hosted(t, '/account'));
     expect(await page.isVisible('text=sign in again')).toBe(true);
+    if (dialect === 'sqlite')
+      await page.screenshot({ path: join(ARTIFACTS, 'account-stale.png'), fullPage: true });
     expect(await page.locator('button:has-text("Remove")').count()).toBe(0);
     expect(await page.locator('[data-passkey]').count()).toBe(0);
+    expect(await page.locator('script').count()).toBe(0);
     const csrf = await page.inputValue('input[name=_csrf]');
     const post = (path: string, body: string, type: string, token = csrf) =>
       page.evaluate(
