@@ -16,7 +16,7 @@ import type { Browser, BrowserContext, CDPSession, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defaults } from '../src/config/defaults.js';
 import { updateTenant } from '../src/modules/tenants/index.js';
-import { type CallerApp, HAVE_CHROMIUM, launchChromium, startCallerApp } from './browser.js';
+import { type CallerApp, HAVE_CHROMIUM, launchChromium, pkce, startCallerApp } from './browser.js';
 import {
   type Body,
   DIALECTS,
@@ -156,8 +156,12 @@ describe.skipIf(!HAVE_CHROMIUM).each(DIALECTS)('passkey ceremonies on %s', (dial
    * A real assertion for a challenge of `tenant`'s sign-in page, made by the page's
    * authenticator and not sent yet.
    */
-  async function assertion(p: Page, tenant = t): Promise<CredentialJson> {
-    await p.goto(hosted(tenant, '/sign-in', { prompt: 'login' }));
+  async function assertion(
+    p: Page,
+    tenant = t,
+    extra: Record<string, string> = {},
+  ): Promise<CredentialJson> {
+    await p.goto(hosted(tenant, '/sign-in', { prompt: 'login', ...extra }));
     return p.evaluate(async () => {
       const w = globalThis as unknown as Window;
       const d = w.document.querySelector('[data-passkey]')?.dataset ?? {};
@@ -283,6 +287,29 @@ describe.skipIf(!HAVE_CHROMIUM).each(DIALECTS)('passkey ceremonies on %s', (dial
     expect(again.body.code).toBe('invalid_credentials');
     expect(again.body.location).toBeUndefined();
     expect(await sessionsOf(userId)).toBe(before);
+  });
+
+  it('hands out a PKCE code when the link asks for one, redeemed for a session with amr mfa', async () => {
+    const { verifier, challenge } = pkce();
+    const credential = await assertion(page, t, {
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+    });
+    const signedIn = await send(page, 'verify', credential);
+    expect(signedIn.status).toBe(200);
+    const code = new URLSearchParams(new URL(signedIn.body.location).hash.slice(1)).get('code');
+    const res = await app.request('/v1/client/token', {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'x-latchkey-publishable-key': t.publishableKey,
+        origin: caller.origin,
+      },
+      body: JSON.stringify({ grant_type: 'authorization_code', code, code_verifier: verifier }),
+    });
+    expect(res.status).toBe(200);
+    const tokens = (await res.json()) as Body;
+    expect(decodeJwt(tokens.accessToken).amr).toEqual(['hwk', 'user', 'mfa']);
   });
 
   it('refuses an assertion for another origin or RP id, or without user verification; the same signed again unaltered passes', async () => {
