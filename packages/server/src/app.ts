@@ -21,6 +21,7 @@ import { collectApiRoutes, registerOpenApi } from './http/openapi.js';
 import { errorHandler, sendProblem } from './http/problem.js';
 import { adminRoutes } from './http/routes/admin.js';
 import { clientRoutes } from './http/routes/client.js';
+import { factorRoutes } from './http/routes/factors.js';
 import { hostedPageRoutes } from './http/routes/hosted-pages.js';
 import { introspectionRoutes } from './http/routes/introspection.js';
 import { operationsRoutes } from './http/routes/operations.js';
@@ -271,6 +272,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   signUpRoutes(app, ctx);
   sessionRoutes(app, ctx);
   userRoutes(app, ctx);
+  factorRoutes(app, ctx);
   introspectionRoutes(app, ctx);
   wellKnownRoutes(app, ctx);
   hostedPageRoutes(app, ctx);

@@ -104,6 +104,8 @@ describe.each(DIALECTS)('latchkey CLI on %s', (dialect) => {
       limits: { rps: 10, rpm: 600 },
       allowedOrigins: [],
       requireEmailVerification: false,
+      mfaPolicy: 'optional',
+      passkeysEnabled: true,
       createdAt: expect.stringMatching(ISO),
     });
     expect(acme.secretKey).toMatch(/^sk_test_[0-9A-Za-z]{43}$/);
@@ -206,7 +208,39 @@ describe.each(DIALECTS)('latchkey CLI on %s', (dialect) => {
       });
     });
 
+    it.concurrent('--mfa required --passkeys off set the second-factor policy', async ({
+      expect,
+    }) => {
+      const out = parsed(
+        await cli(
+          'tenant',
+          'create',
+          '--name',
+          'Strict Co',
+          '--mfa',
+          'required',
+          '--passkeys',
+          'off',
+          '--json',
+        ),
+      );
+      created.strict = out;
+      expect(out.tenant).toMatchObject({ mfaPolicy: 'required', passkeysEnabled: false });
+    });
+
     it.concurrent.for([
+      [
+        'an unknown --mfa policy',
+        ['--name', 'Bad', '--mfa', 'sometimes'],
+        1,
+        /mfa must be one of off, optional, required \(mfa_policy_invalid\)/,
+      ],
+      [
+        'a --passkeys other than on or off',
+        ['--name', 'Bad', '--passkeys', 'maybe'],
+        2,
+        /^error: --passkeys must be on or off$/m,
+      ],
       [
         'an unknown plan',
         ['--name', 'Bad', '--plan', 'gold'],
@@ -308,6 +342,46 @@ describe.each(DIALECTS)('latchkey CLI on %s', (dialect) => {
       requireEmailVerification: true,
       accessTokenTtl: 900,
     });
+  });
+
+  it('tenant update --mfa / --passkeys change the policy, tenant show prints it, bad values change nothing', async () => {
+    const id = acme.tenant.id;
+    const before = parsed(await cli('tenant', 'show', id, '--json'));
+    expect(before).toMatchObject({ mfaPolicy: 'optional', passkeysEnabled: true });
+    const shown = await cli('tenant', 'show', id);
+    expect(shown.stdout).toContain('mfa          optional\npasskeys     on\n');
+
+    for (const [args, code, message] of [
+      [['--mfa', 'always'], 1, /mfa must be one of off, optional, required \(mfa_policy_invalid\)/],
+      [['--mfa', ''], 1, /mfa_policy_invalid/],
+      [['--passkeys', 'enabled'], 2, /^error: --passkeys must be on or off$/m],
+      // One bad value refuses the whole command: the good one is not applied either.
+      [['--mfa', 'off', '--passkeys', 'yes please'], 2, /--passkeys must be on or off/],
+      [['--mfa', 'nope', '--passkeys', 'off'], 1, /mfa_policy_invalid/],
+    ] as const) {
+      const bad = await cli('tenant', 'update', id, ...args, '--json');
+      expect(bad.code, args.join(' ')).toBe(code);
+      expect(bad.stdout).toBe('');
+      expect(bad.stderr).toMatch(message);
+    }
+    // Everything but the time of the last change.
+    const settings = ({ updatedAt: _, ...rest }: Body) => rest;
+    expect(parsed(await cli('tenant', 'show', id, '--json'))).toEqual(before);
+
+    const updated = parsed(
+      await cli('tenant', 'update', id, '--mfa', 'required', '--passkeys', 'off', '--json'),
+    );
+    expect(settings(updated)).toEqual({
+      ...settings(before),
+      mfaPolicy: 'required',
+      passkeysEnabled: false,
+    });
+    const text = await cli('tenant', 'update', id, '--mfa', 'off');
+    expect(text.stdout).toContain('mfa          off\npasskeys     off\n');
+    const back = parsed(
+      await cli('tenant', 'update', id, '--mfa', 'optional', '--passkeys', 'on', '--json'),
+    );
+    expect(settings(back)).toEqual(settings(before));
   });
 
   it('tenant update --add-origin / --remove-origin change one origin and keep the others', async () => {

@@ -132,8 +132,16 @@ describe.skipIf(!HAVE_CHROMIUM)('passkeys on the hosted pages in Chromium', () =
       // Every request from the sign-in page to the caller's page.
       const requests: string[] = [];
       page.on('request', (r) => requests.push(`${r.method()} ${new URL(r.url()).pathname}`));
+      const problems: string[] = [];
+      page.on('console', (m) => {
+        if (m.type() === 'error' || m.type() === 'warning') problems.push(m.text());
+      });
       const pageResponse = await page.goto(hosted('/sign-in'));
       const html = (await pageResponse?.body())?.length ?? 0;
+      // The one script runs by nonce and may call this origin only; nothing inline.
+      const csp = (await pageResponse?.headerValue('content-security-policy')) ?? '';
+      expect(csp).toMatch(/script-src 'nonce-[^']+'; connect-src 'self';/);
+      expect(csp).not.toContain('unsafe');
       expect(await page.isVisible('button:has-text("Sign in with a passkey")')).toBe(true);
       expect(await page.getAttribute('#email', 'autocomplete')).toBe('username webauthn');
       await Promise.all([
@@ -142,7 +150,11 @@ describe.skipIf(!HAVE_CHROMIUM)('passkeys on the hosted pages in Chromium', () =
       ]);
       const claims = decodeJwt(fragment(page).get('access_token') as string);
       expect(claims.amr).toEqual(['hwk', 'user', 'mfa']);
+      expect(problems).toEqual([]);
       const script = await (await app.request('/passkeys.js')).text();
+      // A byte budget: the ceremony is all it does.
+      expect(Buffer.byteLength(script)).toBeLessThan(5 * 1024);
+      expect(html).toBeLessThan(8 * 1024);
       console.info(
         `passkey sign-in: ${requests.length} requests (${requests.join(', ')}); sign-in page ${html} bytes of HTML + ${Buffer.byteLength(script)} bytes of script`,
       );
@@ -178,6 +190,32 @@ describe.skipIf(!HAVE_CHROMIUM)('passkeys on the hosted pages in Chromium', () =
         'POST /sign-in/passkey',
         'GET /callback',
       ]);
+    });
+  });
+
+  it('says on the page why a passkey sign-in did not work, and the form still signs in', async () => {
+    const elsewhere = await app.tenant({ allowedOrigins: [caller.origin] });
+    await withAuthenticator(async (page) => {
+      await withoutAutofill(page);
+      // No passkey yet: the authenticator has nothing to offer.
+      await page.goto(hosted('/sign-in'));
+      await page.click('button:has-text("Sign in with a passkey")');
+      const alert = page.locator('.passkey [role=alert]');
+      await alert.waitFor();
+      expect(await alert.textContent()).toBe('The passkey request was cancelled or timed out.');
+
+      // A passkey of another tenant: the browser offers it (one RP id), the server refuses.
+      await signUp(page);
+      await addPasskey(page);
+      const other = `${base}/sign-in?${new URLSearchParams({ pk: elsewhere.publishableKey, redirect_url: callback() })}`;
+      await page.goto(other);
+      await page.click('button:has-text("Sign in with a passkey")');
+      await alert.waitFor();
+      expect(await alert.textContent()).toContain(
+        'This passkey is not registered for this application',
+      );
+      expect(await page.isEnabled('button:has-text("Sign in with a passkey")')).toBe(true);
+      expect(page.url()).toBe(other);
     });
   });
 

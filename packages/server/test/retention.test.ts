@@ -136,6 +136,38 @@ for (const dialect of DIALECTS) {
         )
         .execute();
 
+      await db
+        .insertInto('mfa_challenges')
+        .values(
+          rows([old, now + 60_000], (at) => ({
+            hash: randomUUID(),
+            tenant_id: t.tenant.id,
+            user_id: userId,
+            amr: '["pwd"]',
+            channel: 'server',
+            attempts: 0,
+            created_at: at - 60_000,
+            expires_at: at,
+            used_at: null,
+          })) as never,
+        )
+        .execute();
+
+      await db
+        .insertInto('passkey_challenges')
+        .values(
+          rows([old, now + 60_000], (at) => ({
+            hash: randomUUID(),
+            tenant_id: t.tenant.id,
+            user_id: null,
+            purpose: 'authenticate',
+            created_at: at - 60_000,
+            expires_at: at,
+            used_at: null,
+          })) as never,
+        )
+        .execute();
+
       // Two instances at once, one in small batches.
       await Promise.all([
         purgeExpired(db),
@@ -163,7 +195,12 @@ for (const dialect of DIALECTS) {
       expect(await count('hosted_sessions')).toBe(1);
       expect(await count('mail_outbox')).toBe(1);
       expect(await count('oauth_flows')).toBe(1);
-      for (const table of ['auth_codes', 'email_tokens'] as const) {
+      for (const table of [
+        'auth_codes',
+        'email_tokens',
+        'mfa_challenges',
+        'passkey_challenges',
+      ] as const) {
         const left = await db
           .selectFrom(table)
           .select('expires_at')

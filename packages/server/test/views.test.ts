@@ -113,6 +113,16 @@ describe('the kit and the pages', () => {
             lastUsedAt: null,
           } as never,
         ],
+        factors: [
+          {
+            id: HOSTILE,
+            type: 'totp',
+            name: HOSTILE,
+            confirmed: true,
+            createdAt: HOSTILE,
+            lastUsedAt: HOSTILE,
+          },
+        ],
         sessions: [
           {
             id: HOSTILE,

@@ -24,11 +24,16 @@ export function integer(value: string | undefined, flag: string): number | undef
   return Number(value);
 }
 
-export function bool(value: string | undefined, flag: string): boolean | undefined {
+/** `words` names the two answers as the flag's help does (`true or false`, `on or off`). */
+export function bool(
+  value: string | undefined,
+  flag: string,
+  words = 'true or false',
+): boolean | undefined {
   if (value === undefined) return undefined;
   if (value === 'true' || value === 'on' || value === 'yes') return true;
   if (value === 'false' || value === 'off' || value === 'no') return false;
-  throw new UsageError(`${flag} must be true or false`);
+  throw new UsageError(`${flag} must be ${words}`);
 }
 
 export function required(value: string | undefined, flag: string): string {

@@ -28,6 +28,10 @@ const JSON_FLAG = ['--json', 'print JSON instead of text'] as const;
 const ORIGIN_FORM =
   'an origin is scheme://host[:port], e.g. https://app.example.com; http only for localhost / 127.0.0.1 on development tenants';
 
+const MFA_FLAG = '--mfa off|optional|required';
+const MFA_MEANING =
+  'second factors: off, optional (users may add one), or required (set one up at the next sign-in)';
+
 export const COMMANDS: Readonly<Record<string, Command>> = {
   serve: {
     summary: 'run the server',
@@ -71,6 +75,8 @@ export const COMMANDS: Readonly<Record<string, Command>> = {
           ['--logo-url https://...', 'the logo on its pages'],
           ['--primary-color #rrggbb', 'the colour of its pages'],
           ['--audience URI', "the tokens' aud (default {auth_url}/t/ID/api)"],
+          [MFA_FLAG, `${MFA_MEANING} (default optional)`],
+          ['--passkeys on|off', 'offer passkeys on its pages (default on)'],
           JSON_FLAG,
         ],
         example: 'latchkey tenant create --name Acme --origin http://localhost:5173',
@@ -106,6 +112,8 @@ export const COMMANDS: Readonly<Record<string, Command>> = {
           ['--logo-url https://...', "the logo on its pages ('' for none)"],
           ['--primary-color #rrggbb', "the colour of its pages ('' for the default)"],
           ['--audience URI', "the tokens' aud ('' for {auth_url}/t/ID/api)"],
+          [MFA_FLAG, MFA_MEANING],
+          ['--passkeys on|off', 'offer passkeys on its pages'],
           JSON_FLAG,
         ],
         example: 'latchkey tenant update TENANT_ID --add-origin https://app.example.com',

@@ -19,6 +19,8 @@ export function describeTenant(output: Output, t: Tenant, authUrl: string): void
   output.out(`origins      ${t.allowedOrigins.join(' ') || '(none)'}`);
   output.out(`verification ${t.requireEmailVerification ? 'required' : 'not required'}`);
   output.out(`token ttl    ${t.accessTokenTtl} s`);
+  output.out(`mfa          ${t.mfaPolicy}`);
+  output.out(`passkeys     ${t.passkeysEnabled ? 'on' : 'off'}`);
   output.out(`audience     ${audienceOf(authUrl, t)}${t.audience ? '' : ' (default)'}`);
 }
 

@@ -1,5 +1,5 @@
 import type { Config } from '../config/config.js';
-import type { Environment, Plan } from '../config/defaults.js';
+import type { Environment, MfaPolicy, Plan } from '../config/defaults.js';
 import { provisionTenant } from '../modules/provisioning/index.js';
 import { SigningKeys } from '../modules/sessions/index.js';
 import { getTenant, listTenants, updateTenant } from '../modules/tenants/index.js';
@@ -22,6 +22,8 @@ const TENANT_FLAGS = {
   'logo-url': { type: 'string' },
   'primary-color': { type: 'string' },
   audience: { type: 'string' },
+  mfa: { type: 'string' },
+  passkeys: { type: 'string' },
   json: { type: 'boolean' },
 } as const;
 
@@ -46,6 +48,9 @@ export async function tenantCommand(
     logoUrl: values['logo-url'],
     primaryColor: values['primary-color'],
     audience: values.audience,
+    // docs/design.md §13; an unknown policy is refused by the tenant's validation.
+    mfaPolicy: values.mfa as MfaPolicy | undefined,
+    passkeysEnabled: bool(values.passkeys, '--passkeys', 'on or off'),
   };
   switch (sub) {
     case 'create': {

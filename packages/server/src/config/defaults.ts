@@ -173,8 +173,12 @@ export const defaults = {
       addressMailPerRecipient: { quota: 3, seconds: 15 * 60 },
       /** Each sign-up costs an argon2 hash. */
       signUp: { quota: 20, seconds: 15 * 60 },
-      /** Each passkey ceremony started writes a challenge (a sign-in page view starts one). */
-      passkeyStart: { quota: 300, seconds: 15 * 60 },
+      /**
+       * Each passkey ceremony started writes a challenge, and a sign-in page view in a
+       * browser with passkey autofill starts one: as social sign-in's starts, room for an
+       * office behind one NAT address, not for a script filling the table.
+       */
+      passkeyStart: { quota: 600, seconds: 15 * 60 },
     },
     /**
      * docs/design.md §13: on /account, adding or removing a factor (or changing the

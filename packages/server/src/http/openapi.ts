@@ -1,6 +1,6 @@
 import swagger from '@fastify/swagger';
 import type { FastifyInstance } from 'fastify';
-import { SessionModel, UserModel } from './routes/models.js';
+import { FactorModel, SessionModel, UserModel } from './routes/models.js';
 import { Problem } from './schemas.js';
 
 /**
@@ -75,4 +75,5 @@ export async function registerOpenApi(app: FastifyInstance, publicUrl: string): 
   app.addSchema(Problem);
   app.addSchema(UserModel);
   app.addSchema(SessionModel);
+  app.addSchema(FactorModel);
 }

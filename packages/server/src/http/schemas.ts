@@ -11,6 +11,13 @@ export const Problem = Type.Object(
     errors: Type.Optional(
       Type.Array(Type.Object({ path: Type.String(), code: Type.String(), message: Type.String() })),
     ),
+    mfaToken: Type.Optional(
+      Type.String({ description: 'mfa_required: redeem at POST /v1/auth/sign-in/verify' }),
+    ),
+    factors: Type.Optional(
+      Type.Array(Type.String(), { description: 'mfa_required: e.g. ["totp","recovery_code"]' }),
+    ),
+    userId: Type.Optional(Type.String({ description: 'mfa_setup_required: the user to enrol' })),
   },
   { $id: 'Problem', title: 'Problem' },
 );

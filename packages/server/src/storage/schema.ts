@@ -259,6 +259,39 @@ export interface AdminSessionsTable {
   ip: string | null;
 }
 
+/** A WebAuthn credential (docs/design.md §13): a discoverable one, found by its id in a tenant. */
+export interface PasskeysTable {
+  id: string;
+  tenant_id: string;
+  user_id: string;
+  /** base64url, as the browser names it; unique within a tenant. */
+  credential_id: string;
+  /** The COSE public key, base64url. */
+  public_key: string;
+  /** The authenticator's signature counter; 0 for one that keeps none. */
+  counter: number;
+  /** JSON array of the transports the browser reported. */
+  transports: string;
+  /** `singleDevice`, or `multiDevice` (a synced passkey). */
+  device_type: string;
+  backed_up: number;
+  name: string;
+  created_at: Millis;
+  last_used_at: ColumnType<number | null, number | null | undefined, number | null>;
+}
+
+/** A WebAuthn challenge, by its SHA-256; each works once, within its lifetime. */
+export interface PasskeyChallengesTable {
+  hash: string;
+  tenant_id: string;
+  /** The user a registration is for; null for a sign-in (discoverable: anyone's). */
+  user_id: string | null;
+  purpose: 'register' | 'authenticate';
+  created_at: Millis;
+  expires_at: Millis;
+  used_at: Millis | null;
+}
+
 /** An authenticator app (RFC 6238), live once `confirmed_at` is set by a first code. */
 export interface TotpFactorsTable {
   id: string;
@@ -300,39 +333,6 @@ export interface MfaChallengesTable {
   used_at: Millis | null;
 }
 
-/** A WebAuthn credential (docs/design.md §13): a discoverable one, found by its id in a tenant. */
-export interface PasskeysTable {
-  id: string;
-  tenant_id: string;
-  user_id: string;
-  /** base64url, as the browser names it; unique within a tenant. */
-  credential_id: string;
-  /** The COSE public key, base64url. */
-  public_key: string;
-  /** The authenticator's signature counter; 0 for one that keeps none. */
-  counter: number;
-  /** JSON array of the transports the browser reported. */
-  transports: string;
-  /** `singleDevice`, or `multiDevice` (a synced passkey). */
-  device_type: string;
-  backed_up: number;
-  name: string;
-  created_at: Millis;
-  last_used_at: ColumnType<number | null, number | null | undefined, number | null>;
-}
-
-/** A WebAuthn challenge, by its SHA-256; each works once, within its lifetime. */
-export interface PasskeyChallengesTable {
-  hash: string;
-  tenant_id: string;
-  /** The user a registration is for; null for a sign-in (discoverable: anyone's). */
-  user_id: string | null;
-  purpose: 'register' | 'authenticate';
-  created_at: Millis;
-  expires_at: Millis;
-  used_at: Millis | null;
-}
-
 export interface Schema {
   tenants: TenantsTable;
   api_keys: ApiKeysTable;
@@ -352,11 +352,11 @@ export interface Schema {
   admins: AdminsTable;
   admin_tenants: AdminTenantsTable;
   admin_sessions: AdminSessionsTable;
+  passkeys: PasskeysTable;
+  passkey_challenges: PasskeyChallengesTable;
   totp_factors: TotpFactorsTable;
   recovery_codes: RecoveryCodesTable;
   mfa_challenges: MfaChallengesTable;
-  passkeys: PasskeysTable;
-  passkey_challenges: PasskeyChallengesTable;
 }
 
 export type TenantRow = Selectable<TenantsTable>;

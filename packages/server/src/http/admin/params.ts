@@ -10,6 +10,7 @@ const provider = Type.String({ maxLength: defaults.fields.idMaxLength });
 export const TenantParams = Type.Object({ tenantId: id });
 export const KeyParams = Type.Object({ tenantId: id, keyId: id });
 export const UserParams = Type.Object({ tenantId: id, userId: id });
+export const FactorParams = Type.Object({ tenantId: id, userId: id, factorId: id });
 export const SessionParams = Type.Object({ tenantId: id, userId: id, sessionId: id });
 export const ProviderParams = Type.Object({ tenantId: id, provider });
 /** A test's state is cut to the longest state there is, as the callback cuts it. */

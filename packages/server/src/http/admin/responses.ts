@@ -67,6 +67,8 @@ const NOTICES: Record<string, string> = {
   'session-revoked': 'The session is revoked.',
   'verification-sent': 'A verification link was sent.',
   'reset-sent': 'A password-reset link was sent.',
+  'factor-reset':
+    'The factor is removed. Under a Required policy the user sets up a new one at their next sign-in.',
 };
 
 export const noticeOf = (request: FastifyRequest): Alert | undefined => {

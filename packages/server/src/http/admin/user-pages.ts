@@ -3,6 +3,7 @@ import { defaults } from '../../config/defaults.js';
 import { LatchkeyError } from '../../errors/index.js';
 import { type Admin, auditChange, tenantForAdmin } from '../../modules/admin/index.js';
 import { sendAccountLink } from '../../modules/hosted/index.js';
+import { deleteFactor, listFactors } from '../../modules/mfa/index.js';
 import { signOutEverywhere, updateUser } from '../../modules/sessions/index.js';
 import { listIdentities } from '../../modules/social/index.js';
 import type { Tenant } from '../../modules/tenants/index.js';
@@ -11,7 +12,14 @@ import { userPage, usersPage } from '../../views/admin/users.js';
 import { type AppContext, accountDeps, hostedDeps } from '../context.js';
 import { formField } from '../form-body.js';
 import { seeOther } from '../pages/respond.js';
-import { SessionParams, TenantParams, typed, UserParams, withParams } from './params.js';
+import {
+  FactorParams,
+  SessionParams,
+  TenantParams,
+  typed,
+  UserParams,
+  withParams,
+} from './params.js';
 import { alertFor, noticeOf, sendAdminPage, signedIn, viewer } from './responses.js';
 
 /**
@@ -68,6 +76,7 @@ export function userPages(scope: FastifyInstance, ctx: AppContext) {
           tenant,
           user,
           identities: await listIdentities(db, tenant.id, user.id),
+          factors: await listFactors(db, tenant.id, user.id),
           sessions: await ctx.sessions.list(tenant.id, user.id),
           alert: noticeOf(request),
         }),
@@ -100,6 +109,29 @@ export function userPages(scope: FastifyInstance, ctx: AppContext) {
         );
       },
     );
+
+  /**
+   * An operator's reset of one second factor (docs/design.md §13): allowed even for the last
+   * one under `required`, where the user sets up a new one at the next sign-in.
+   */
+  typed(scope).post(
+    '/admin/tenants/:tenantId/users/:userId/factors/:factorId/reset',
+    withParams(FactorParams),
+    async (request, reply) => {
+      const { admin } = signedIn(request);
+      const { tenantId, userId, factorId } = request.params;
+      const tenant = await tenantForAdmin(db, admin, tenantId);
+      const user = await getUser(db, tenant.id, userId);
+      const factor = await deleteFactor(db, tenant, user.id, factorId, { reset: true });
+      await auditChange(db, admin, {
+        tenantId: tenant.id,
+        userId: user.id,
+        kind: 'factor_reset',
+        detail: { email: user.email, type: factor.type, factorId: factor.id },
+      });
+      return seeOther(reply, `/admin/tenants/${tenant.id}/users/${user.id}?done=factor-reset`);
+    },
+  );
 
   const audit = (
     admin: Admin,

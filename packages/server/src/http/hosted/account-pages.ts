@@ -70,6 +70,8 @@ export async function showAccount(
   const csrf = reply.generateCsrf();
   const common = { query, csrf, recent: browser.recent };
   const passkeys = relyingPartyOf(ctx.authUrl, h.tenant) !== undefined;
+  // The script runs the one ceremony here, adding a passkey: only a recent sign-in may.
+  const script = passkeys && browser.recent;
   const sections = [];
   if (passkeys)
     sections.push(
@@ -86,10 +88,10 @@ export async function showAccount(
       back: h.redirectUrl.href,
       alert,
       sections,
-      script: passkeys,
+      script,
     }),
     [],
-    passkeys,
+    script,
   );
 }
 

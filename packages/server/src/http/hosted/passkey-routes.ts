@@ -18,6 +18,7 @@ import {
   verifyPasskeySignIn,
 } from '../../modules/mfa/index.js';
 import { addressBucket } from '../../modules/rate-limit/index.js';
+import type { Tenant } from '../../modules/tenants/index.js';
 import { PASSKEY_SCRIPT, PASSKEY_SCRIPT_PATH } from '../../views/passkey-script.js';
 import { type AppContext, hostedDeps } from '../context.js';
 import { formField } from '../form-body.js';
@@ -28,8 +29,8 @@ import { setBrowserCookie } from './cookies.js';
 import { currentBrowserCookie, resolveHosted, signedInLocation } from './setup.js';
 
 /** Passkeys offered to this tenant's users on the hosted pages. */
-export const passkeysOn = (ctx: AppContext, h: Pick<HostedRequest, 'tenant'>['tenant']) =>
-  relyingPartyOf(ctx.authUrl, h) !== undefined;
+export const passkeysOn = (ctx: AppContext, tenant: Tenant) =>
+  relyingPartyOf(ctx.authUrl, tenant) !== undefined;
 
 const SCRIPT_VERSION = new URL(PASSKEY_SCRIPT_PATH, 'http://x').searchParams.get('v');
 
@@ -90,13 +91,18 @@ export function passkeyRoutes(scope: FastifyInstance, ctx: AppContext) {
     return { h, rp };
   }
 
-  /** Runs a ceremony step; the refusals it meets go to the script as problem+json. */
+  /**
+   * Runs a ceremony step; the refusals it meets go to the script as problem+json, and why
+   * (SimpleWebAuthn's reason: the origin, the RP id, a flag…) to the log.
+   */
   async function step(reply: FastifyReply, work: () => Promise<unknown>) {
     try {
       return answer(reply, await work());
     } catch (error) {
-      if (error instanceof LatchkeyError) return refuse(reply, error);
-      throw error;
+      if (!(error instanceof LatchkeyError)) throw error;
+      if (error.cause instanceof Error)
+        reply.request.log.info({ reason: error.cause.message }, 'passkey ceremony refused');
+      return refuse(reply, error);
     }
   }
 

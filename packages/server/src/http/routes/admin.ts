@@ -3,6 +3,7 @@ import { adminAssets } from '../admin/assets.js';
 import { auditPages } from '../admin/audit-pages.js';
 import { brandingPages } from '../admin/branding-pages.js';
 import { keyPages } from '../admin/key-pages.js';
+import { securityPages } from '../admin/security-pages.js';
 import { sessionPages } from '../admin/session-pages.js';
 import { setUpAdminScope } from '../admin/setup.js';
 import { socialPages } from '../admin/social-pages.js';
@@ -22,6 +23,7 @@ export function adminRoutes(app: FastifyInstance, ctx: AppContext) {
     tenantPages(scope, ctx);
     brandingPages(scope, ctx);
     socialPages(scope, ctx);
+    securityPages(scope, ctx);
     keyPages(scope, ctx);
     userPages(scope, ctx);
     auditPages(scope, ctx);

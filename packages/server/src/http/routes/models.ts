@@ -50,3 +50,19 @@ export const sessionRef = Type.Unsafe<unknown>({ $ref: 'Session#' });
 export const UserParams = Type.Object({
   userId: Type.String({ maxLength: defaults.fields.idMaxLength }),
 });
+
+export const FactorModel = Type.Object(
+  {
+    id: Type.String({ description: 'A UUID; the recovery codes, one factor, are recovery_code' }),
+    type: Type.Union([Type.Literal('totp'), Type.Literal('recovery_code')]),
+    name: Type.String(),
+    confirmed: Type.Boolean({
+      description: 'An authenticator app is live once a code confirms it',
+    }),
+    createdAt: Type.String({ format: 'date-time' }),
+    lastUsedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+    remaining: Type.Optional(Type.Integer({ description: 'Recovery codes left unused' })),
+  },
+  { $id: 'Factor', title: 'Factor' },
+);
+export const factorRef = Type.Unsafe<unknown>({ $ref: 'Factor#' });

@@ -3,7 +3,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { defaults } from '../../config/defaults.js';
-import { signIn } from '../../modules/sessions/index.js';
+import { signIn, verifySignIn } from '../../modules/sessions/index.js';
 import { authOf, rateLimitTenant, requireSecretKey } from '../auth.js';
 import { type AppContext, accountDeps } from '../context.js';
 import { problems } from '../schemas.js';
@@ -13,6 +13,17 @@ const SignInBody = Type.Object(
   {
     email: Type.String({ minLength: 1, maxLength: defaults.email.maxLength }),
     password: Type.String({ minLength: 1, maxLength: defaults.password.maxLength }),
+  },
+  { additionalProperties: false },
+);
+const VerifyBody = Type.Object(
+  {
+    mfaToken: Type.String({ minLength: 1, maxLength: defaults.fields.tokenMaxLength }),
+    code: Type.String({
+      minLength: 1,
+      maxLength: 32,
+      description: "An authenticator app's 6 digits, or a recovery code",
+    }),
   },
   { additionalProperties: false },
 );
@@ -33,7 +44,7 @@ export function sessionRoutes(server: FastifyInstance, ctx: AppContext) {
         operationId: 'signIn',
         summary: 'Sign a user in with e-mail and password; starts a session',
         description:
-          'A wrong password and an unknown e-mail get the same 401 invalid_credentials. Repeated failures are slowed, then refused with 429 (README, "Sign-in failures").',
+          'A wrong password and an unknown e-mail get the same 401 invalid_credentials. Repeated failures are slowed, then refused with 429 (README, "Sign-in failures"). A user with a second factor gets 403 mfa_required with mfaToken and factors: finish at POST /v1/auth/sign-in/verify. Under the required policy a user without one gets 403 mfa_setup_required with userId.',
         tags: ['sessions'],
         security: [{ secretKey: [] }],
         body: SignInBody,
@@ -53,6 +64,33 @@ export function sessionRoutes(server: FastifyInstance, ctx: AppContext) {
         ...request.body,
         ip: clientIp,
         sessionIp: clientIp ?? request.ip,
+        userAgent: request.headers['user-agent'],
+      });
+    },
+  );
+
+  app.post(
+    '/v1/auth/sign-in/verify',
+    {
+      schema: {
+        operationId: 'verifySignIn',
+        summary: 'Finish a sign-in with its second factor: the mfaToken and a code',
+        description:
+          'The mfaToken of a 403 mfa_required works once, for 5 minutes, on its tenant. A wrong code is 401 invalid_code; 5 wrong codes end the mfaToken (429), and the account allows 10 per 15 minutes over all its sign-ins.',
+        tags: ['sessions'],
+        security: [{ secretKey: [] }],
+        body: VerifyBody,
+        response: { 200: TokenResponse, ...problems(400, 401, 403, 413, 415, 422, 429) },
+      },
+      onRequest: steps,
+    },
+    async (request) => {
+      const claimed = request.headers['latchkey-client-ip'];
+      const clientIp =
+        typeof claimed === 'string' && isIP(claimed.trim()) ? claimed.trim() : undefined;
+      return verifySignIn(deps, authOf(request).tenant, {
+        ...request.body,
+        ip: clientIp ?? request.ip,
         userAgent: request.headers['user-agent'],
       });
     },

@@ -131,17 +131,32 @@ export async function redeemChallenge<T>(
 ): Promise<T> {
   const pending = await pendingChallenge(deps.db, tenant.id, input.token, input.channel);
   if (!pending) throw invalidMfaToken();
-  const budget = await deps.limiter.peek(failuresKey(tenant.id, pending.userId), failuresWindow);
-  if (budget.count >= failuresWindow.quota)
+  // Each attempt is counted before any work, atomically, so that parallel guesses cannot
+  // all slip under a limit: on the account first, then on the challenge (at most 5, even
+  // at once). A right code gives the account its attempt back.
+  const accountKey = failuresKey(tenant.id, pending.userId);
+  const account = await deps.limiter.consume(accountKey, [failuresWindow]);
+  if (!account.allowed)
     throw new LatchkeyError(
       'rate_limited',
-      `Too many wrong codes on this account; retry after ${budget.retryAfter} s`,
-      { headers: { 'retry-after': String(budget.retryAfter) } },
+      `Too many wrong codes on this account; retry after ${account.retryAfter} s`,
+      { headers: { 'retry-after': String(account.retryAfter) } },
     );
-  const totp = await matchTotp(deps, tenant.id, pending.userId, input.code);
   const hash = sha256Hex(input.token);
+  const { attemptsPerChallenge } = defaults.mfa;
+  const counted = await deps.db
+    .updateTable('mfa_challenges')
+    .set((eb) => ({ attempts: eb('attempts', '+', 1) }))
+    .where('hash', '=', hash)
+    .where('used_at', 'is', null)
+    .where('expires_at', '>', Date.now())
+    .where('attempts', '<', attemptsPerChallenge)
+    .returning('attempts')
+    .executeTakeFirst();
+  if (!counted) throw invalidMfaToken();
+  const totp = await matchTotp(deps, tenant.id, pending.userId, input.code);
   try {
-    return await transact(deps.db, deps.bus, async (tx) => {
+    const done = await transact(deps.db, deps.bus, async (tx) => {
       const claimed = await tx.db
         .updateTable('mfa_challenges')
         .set({ used_at: Date.now() })
@@ -158,20 +173,12 @@ export async function redeemChallenge<T>(
       if (user.disabled) throw new LatchkeyError('forbidden', 'This account is disabled');
       return finish(tx, user, [...pending.amr, 'otp', 'mfa']);
     });
+    await deps.limiter.reward(accountKey, failuresWindow);
+    return done;
   } catch (error) {
     if (error !== WRONG) throw error;
   }
-  // A wrong code: counted on the challenge (which ends at the limit) and on the account.
-  const [counted] = await Promise.all([
-    deps.db
-      .updateTable('mfa_challenges')
-      .set((eb) => ({ attempts: eb('attempts', '+', 1) }))
-      .where('hash', '=', hash)
-      .returning('attempts')
-      .executeTakeFirst(),
-    deps.limiter.consume(failuresKey(tenant.id, pending.userId), [failuresWindow]),
-  ]);
-  if ((counted?.attempts ?? 0) >= defaults.mfa.attemptsPerChallenge) {
+  if (counted.attempts >= attemptsPerChallenge) {
     await dropChallenge(deps.db, input.token);
     throw new LatchkeyError('rate_limited', 'Too many wrong codes; sign in again');
   }

@@ -9,6 +9,12 @@ export {
 } from './challenges.js';
 export type { MfaDeps } from './deps.js';
 export {
+  confirmTotp,
+  enrolTotp,
+  newRecoveryCodes,
+  resetFactor,
+} from './enrolment.service.js';
+export {
   deleteFactor,
   type Factor,
   type FactorType,

@@ -1,4 +1,4 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { isIP } from 'node:net';
 import {
   type AuthenticationResponseJSON,
@@ -10,15 +10,16 @@ import {
   verifyAuthenticationResponse,
   verifyRegistrationResponse,
 } from '@simplewebauthn/server';
+import { COSEALG } from '@simplewebauthn/server/helpers';
 import Bowser from 'bowser';
 import type { Kysely } from 'kysely';
 import { defaults } from '../../config/defaults.js';
-import { sha256Hex } from '../../crypto/hash.js';
 import { LatchkeyError } from '../../errors/index.js';
 import type { PasskeyRow, Schema } from '../../storage/index.js';
 import type { AuthMethod } from '../sessions/index.js';
 import type { Tenant } from '../tenants/index.js';
 import { getUser, type User } from '../users/index.js';
+import { challengeCheck, claimChallenge, newChallenge, refused } from './passkey-challenges.js';
 
 /**
  * Passkeys (docs/design.md §13): WebAuthn Level 3 discoverable credentials with user
@@ -33,70 +34,26 @@ export interface RelyingParty {
 }
 
 /**
- * The relying party of `{auth_url}` for a tenant's passkeys, or undefined where passkeys
- * cannot work: an RP id is a domain (WebAuthn Level 3 section 5.1.4.1), so browsers refuse
- * one that is an IP address (serve on `localhost` in development).
+ * The relying party of `{auth_url}` for a tenant's passkeys, or undefined where there are
+ * none: the tenant turned them off (`--passkeys off`), or they cannot work, as an RP id is
+ * a domain (WebAuthn Level 3 section 5.1.4.1) and browsers refuse an IP address (serve on
+ * `localhost` in development).
  */
-export function relyingPartyOf(authUrl: string, _tenant: Tenant): RelyingParty | undefined {
+export function relyingPartyOf(authUrl: string, tenant: Tenant): RelyingParty | undefined {
+  if (!tenant.passkeysEnabled) return undefined;
   const url = new URL(authUrl);
   if (isIP(url.hostname.replace(/^\[|\]$/g, '')) !== 0) return undefined;
   return { id: url.hostname, origin: url.origin };
 }
 
-type Purpose = 'register' | 'authenticate';
-
-const refused = (message: string, cause?: unknown) =>
-  new LatchkeyError('invalid_credentials', message, { cause });
-
-/** A new challenge of `purpose`, stored by its hash; the browser signs its base64url form. */
-async function newChallenge(
-  db: Kysely<Schema>,
-  tenantId: string,
-  userId: string | null,
-  purpose: Purpose,
-): Promise<Uint8Array<ArrayBuffer>> {
-  const bytes = new Uint8Array(randomBytes(32));
-  const now = Date.now();
-  await db
-    .insertInto('passkey_challenges')
-    .values({
-      hash: sha256Hex(Buffer.from(bytes).toString('base64url')),
-      tenant_id: tenantId,
-      user_id: userId,
-      purpose,
-      created_at: now,
-      expires_at: now + defaults.passkeys.challengeLifetimeMs,
-      used_at: null,
-    })
-    .execute();
-  return bytes;
-}
+const ceremonyTimeout = defaults.passkeys.challengeLifetimeMs;
 
 /**
- * Uses up the challenge a response signed, if it is ours, for this purpose (and user),
- * live and unused: WebAuthn Level 3 section 13.4.3, a challenge is accepted once.
+ * The signature algorithms a new passkey may use, most preferred first: EdDSA, ES256 and
+ * RS256 (COSE, RFC 9053), which every authenticator offers one of. SimpleWebAuthn would add
+ * ML-DSA-44 where the runtime has it, which Node.js still marks experimental.
  */
-async function claimChallenge(
-  db: Kysely<Schema>,
-  tenantId: string,
-  userId: string | null,
-  purpose: Purpose,
-  challenge: string,
-): Promise<boolean> {
-  let claim = db
-    .updateTable('passkey_challenges')
-    .set({ used_at: Date.now() })
-    .where('hash', '=', sha256Hex(challenge))
-    .where('tenant_id', '=', tenantId)
-    .where('purpose', '=', purpose)
-    .where('used_at', 'is', null)
-    .where('expires_at', '>', Date.now());
-  claim =
-    userId === null ? claim.where('user_id', 'is', null) : claim.where('user_id', '=', userId);
-  return Number((await claim.executeTakeFirst()).numUpdatedRows) === 1;
-}
-
-const ceremonyTimeout = defaults.passkeys.challengeLifetimeMs;
+const ALGORITHMS = [COSEALG.EdDSA, COSEALG.ES256, COSEALG.RS256];
 
 /** The options of `navigator.credentials.create()` for a new passkey of `user`. */
 export async function passkeyRegistrationOptions(
@@ -120,6 +77,7 @@ export async function passkeyRegistrationOptions(
     userID: new TextEncoder().encode(user.id),
     challenge: await newChallenge(db, tenant.id, user.id, 'register'),
     timeout: ceremonyTimeout,
+    supportedAlgorithmIDs: ALGORITHMS,
     attestationType: 'none',
     // The same authenticator is not registered twice.
     excludeCredentials: own.map((c) => ({
@@ -176,20 +134,22 @@ export async function registerPasskey(
 ): Promise<Passkey> {
   if (!isCredential(response, 'attestationObject'))
     throw new LatchkeyError('invalid_request', 'The browser sent no passkey.');
+  const check = challengeCheck(db, tenant.id, user.id, 'register');
   let verified: Awaited<ReturnType<typeof verifyRegistrationResponse>>;
   try {
     verified = await verifyRegistrationResponse({
       response: response as RegistrationResponseJSON,
-      expectedChallenge: (challenge) =>
-        claimChallenge(db, tenant.id, user.id, 'register', challenge),
+      expectedChallenge: check.expectedChallenge,
       expectedOrigin: rp.origin,
       expectedRPID: rp.id,
       requireUserVerification: true,
+      supportedAlgorithmIDs: ALGORITHMS,
     });
   } catch (error) {
     throw refused('This passkey could not be checked. Try again.', error);
   }
   if (!verified.verified) throw refused('This passkey could not be checked. Try again.');
+  await claimChallenge(db, check.signed.challenge);
   const info = verified.registrationInfo;
   const row: PasskeyRow = {
     id: randomUUID(),
@@ -271,12 +231,12 @@ export async function verifyPasskeySignIn(
   const handle = assertion.response.userHandle;
   if (!handle || Buffer.from(handle, 'base64url').toString('utf8') !== row.user_id)
     throw refused('This passkey does not belong to its account.');
+  const check = challengeCheck(db, tenant.id, null, 'authenticate');
   let verified: Awaited<ReturnType<typeof verifyAuthenticationResponse>>;
   try {
     verified = await verifyAuthenticationResponse({
       response: assertion,
-      expectedChallenge: (challenge) =>
-        claimChallenge(db, tenant.id, null, 'authenticate', challenge),
+      expectedChallenge: check.expectedChallenge,
       expectedOrigin: rp.origin,
       expectedRPID: rp.id,
       credential: {
@@ -292,6 +252,7 @@ export async function verifyPasskeySignIn(
   const info = verified.authenticationInfo;
   if (!verified.verified || !info.userVerified)
     throw refused('This passkey sign-in could not be checked. Try again.');
+  await claimChallenge(db, check.signed.challenge);
   const user = await getUser(db, tenant.id, row.user_id);
   if (user.disabled) throw new LatchkeyError('forbidden', 'This account is disabled.');
   // Compared and set together: of two assertions that raced with one counter, one counts.

@@ -36,6 +36,8 @@ const RULES: Rule[] = [
   },
   { table: 'auth_codes', key: 'hash', past: [['expires_at', spentLinks]] },
   { table: 'passkey_challenges', key: 'hash', past: [['expires_at', spentLinks]] },
+  // Pending second-factor sign-ins live 5 minutes; kept as long as spent links after.
+  { table: 'mfa_challenges', key: 'hash', past: [['expires_at', spentLinks]] },
   {
     table: 'email_tokens',
     key: 'hash',

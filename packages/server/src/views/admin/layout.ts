@@ -11,7 +11,7 @@ export interface Viewer {
   csrf: string;
 }
 
-export type TenantSection = 'settings' | 'branding' | 'social' | 'keys' | 'users';
+export type TenantSection = 'settings' | 'branding' | 'social' | 'security' | 'keys' | 'users';
 type TopSection = 'tenants' | 'audit' | 'outbox';
 
 function topNav(current: TopSection | undefined): Html {
@@ -31,6 +31,7 @@ export const SECTION_NAMES: Record<TenantSection, string> = {
   settings: 'Settings',
   branding: 'Branding',
   social: 'Social Login',
+  security: 'Security',
   keys: 'API Keys',
   users: 'Users',
 };
@@ -38,6 +39,7 @@ const SECTION_PATHS: Record<TenantSection, string> = {
   settings: '',
   branding: '/branding',
   social: '/social',
+  security: '/security',
   keys: '/keys',
   users: '/users',
 };

@@ -1,3 +1,4 @@
+import type { Factor } from '../../modules/mfa/index.js';
 import type { Session } from '../../modules/sessions/index.js';
 import type { ListedIdentity } from '../../modules/social/index.js';
 import type { Tenant } from '../../modules/tenants/index.js';
@@ -44,11 +45,41 @@ function sessionClient(userAgent: string | null): Html | string {
   return userAgent ? html`<span class="mono">${userAgent.slice(0, 60)}</span>` : html`&mdash;`;
 }
 
+const RESET_QUESTIONS: Record<Factor['type'], string> = {
+  totp: 'Reset this authenticator app? The user can no longer sign in with its codes.',
+  recovery_code: "Delete this user's recovery codes? None of them works any more.",
+};
+
+/**
+ * A user's second factors as listFactors gives them (docs/design.md §13): never a secret,
+ * each with an operator's Reset.
+ */
+function factorsTable(csrf: string, base: string, factors: Factor[]): Html {
+  return table(
+    'Second factors',
+    ['Type', 'Name', 'Confirmed', 'Created', 'Last used', 'Codes left', ''],
+    factors.map((f) => [
+      // The type as the REST API and the audit log name it; the name says it for people.
+      html`<code class="kind">${f.type}</code>`,
+      f.name,
+      f.confirmed ? 'yes' : 'no (setup not finished)',
+      when(f.createdAt),
+      when(f.lastUsedAt),
+      f.remaining === undefined ? html`&mdash;` : String(f.remaining),
+      actionButton(csrf, `${base}/factors/${f.id}/reset`, 'Reset', {
+        danger: true,
+        confirm: RESET_QUESTIONS[f.type],
+      }),
+    ]),
+  );
+}
+
 export function userPage(p: {
   viewer: Viewer;
   tenant: Tenant;
   user: User;
   identities: ListedIdentity[];
+  factors: Factor[];
   sessions: Session[];
   alert?: Alert;
 }): Html {
@@ -106,12 +137,16 @@ ${actionButton(csrf, `${base}/delete`, 'Delete', { danger: true, confirm: 'Delet
         actionButton(csrf, `${base}/sessions/${s.id}/revoke`, 'Revoke', { danger: true }),
     ]),
   );
+  // Passkeys (docs/design.md §13) are listed in a table of their own after these factors.
+  const factors = html`<h2>Second factors</h2>
+<p class="hint">This tenant's policy: ${p.tenant.mfaPolicy} (<a href="${tenantPath(p.tenant.id, 'security')}">Security</a>).</p>
+${factorsTable(csrf, base, p.factors)}`;
   return layout({
     viewer: p.viewer,
     title: u.email,
     top: 'tenants',
     tenant: { tenant: p.tenant, section: 'users' },
     alert: p.alert,
-    body: html`<p><a href="${tenantPath(p.tenant.id, 'users')}">All users</a></p>${facts}${actions}<h2>Identities</h2>${identities}<h2>Sessions</h2>${sessions}`,
+    body: html`<p><a href="${tenantPath(p.tenant.id, 'users')}">All users</a></p>${facts}${actions}<h2>Identities</h2>${identities}${factors}<h2>Sessions</h2>${sessions}`,
   });
 }
