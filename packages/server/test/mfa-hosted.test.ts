@@ -357,6 +357,61 @@ describe.each(DIALECTS)('hosted second factor over HTTP on %s', (dialect) => {
     expect(signIn.headers.get('location')).toBe(`/sign-in/setup?${q}`);
   });
 
+  it('a pending sign-in works on its own channel only: a hosted one not over REST, nor the reverse', async () => {
+    const u = await user();
+    const { b, q } = await passwordStep(u.address);
+    const hostedToken = b.jar.get(`latchkey_mfa_${t.tenant.id}`) as string;
+    const rest = await postJson(app, '/v1/auth/sign-in/verify', t.secretKey, {
+      mfaToken: hostedToken,
+      code: totp(u.secret),
+    });
+    expect(rest.status).toBe(401);
+    expect((await json(rest)).code).toBe('invalid_mfa_token');
+    const restToken = (
+      await json(
+        await postJson(app, '/v1/auth/sign-in', t.secretKey, {
+          email: u.address,
+          password: PASSWORD,
+        }),
+      )
+    ).mfaToken as string;
+    const crossed = browser();
+    crossed.jar.set(`latchkey_mfa_${t.tenant.id}`, restToken);
+    const res = await postCode(crossed, q, totp(u.secret));
+    expect(res.headers.get('location')).toBe(`/sign-in?${q}&notice=expired`);
+    expect(crossed.hasSession(t)).toBe(false);
+    // Both still finish where they began.
+    expect((await verify(b, q, totp(u.secret))).status).toBe(303);
+  });
+
+  it('social sign-in in development mode waits for the factor too', async () => {
+    const dev = await app.tenant({ allowedOrigins: [ORIGIN] });
+    await setProvider(db(), app.ctx.box, dev.tenant.id, 'google', { mode: 'development' });
+    const u = await user(dev);
+    await db()
+      .updateTable('users')
+      .set({ email_verified_at: Date.now() })
+      .where('id', '=', u.id)
+      .execute();
+    const b = browser();
+    const q = query(dev);
+    const start = await b.get(`/oauth/google/start?q=${encodeURIComponent(q)}`);
+    const location = new URL(start.headers.get('location') as string);
+    const page = await (await b.get(location.pathname + location.search)).text();
+    const res = await b.post('/oauth/google/development', {
+      _csrf: csrfOf(page),
+      state: /name="state" value="([^"]+)"/.exec(page)?.[1] as string,
+      email: u.address,
+      name: '',
+      emailVerified: 'on',
+    });
+    expect(res.status).toBe(303);
+    expect(res.headers.get('location')).toBe(`/sign-in/verify?${q}`);
+    expect(b.hasSession(dev)).toBe(false);
+    const done = await verify(b, q, totp(u.secret));
+    expect(amrOf(done)).toEqual(['fed', 'otp', 'mfa']);
+  });
+
   it('PKCE: the code comes only after the second factor, and redeems to tokens with mfa', async () => {
     const u = await user();
     const verifier = randomBytes(32).toString('base64url');
