@@ -530,9 +530,9 @@ export interface components {
         };
         /** Factor */
         Factor: {
-            /** @description A UUID; the recovery codes, one factor, are recovery_code */
+            /** @description A UUID (an app's or a passkey's); the recovery codes, one factor, are recovery_code */
             id: string;
-            type: "totp" | "recovery_code";
+            type: "totp" | "passkey" | "recovery_code";
             name: string;
             /** @description An authenticator app is live once a code confirms it */
             confirmed: boolean;

@@ -219,6 +219,56 @@ describe.skipIf(!HAVE_CHROMIUM)('passkeys on the hosted pages in Chromium', () =
     });
   });
 
+  it('a passkey is the second step after a password: the verify page offers it, amr pwd, hwk, user, mfa', async () => {
+    await withAuthenticator(async (page) => {
+      const address = await signUp(page);
+      await addPasskey(page);
+      await signOut(page);
+      await withoutAutofill(page);
+      await page.goto(hosted('/sign-in'));
+      await page.fill('#email', address);
+      await page.fill('#password', PASSWORD);
+      await Promise.all([
+        page.waitForURL(/\/sign-in\/verify\?/),
+        page.click('button[type=submit]'),
+      ]);
+      expect(await h1(page)).toBe('Two-step verification');
+      // No app: no code field, the passkey button instead (and no token yet).
+      expect(await page.isVisible('#code')).toBe(false);
+      expect(page.url()).not.toContain('access_token');
+      await Promise.all([
+        page.waitForURL(`${callback()}#*`),
+        page.click('button:has-text("Use your passkey")'),
+      ]);
+      const claims = decodeJwt(fragment(page).get('access_token') ?? '');
+      expect(claims.email).toBe(address);
+      expect(claims.amr).toEqual(['pwd', 'hwk', 'user', 'mfa']);
+      for (const viewport of [
+        { width: 1280, height: 800 },
+        { width: 375, height: 740 },
+      ]) {
+        await signOut(page);
+        await page.setViewportSize(viewport);
+        await page.goto(hosted('/sign-in'));
+        await page.fill('#email', address);
+        await page.fill('#password', PASSWORD);
+        await Promise.all([
+          page.waitForURL(/\/sign-in\/verify\?/),
+          page.click('button[type=submit]'),
+        ]);
+        await page.waitForSelector('button:has-text("Use your passkey")');
+        await page.screenshot({
+          path: join(ARTIFACTS, `verify-passkey${viewport.width < 500 ? '-mobile' : ''}.png`),
+          fullPage: true,
+        });
+        await Promise.all([
+          page.waitForURL(`${callback()}#*`),
+          page.click('button:has-text("Use your passkey")'),
+        ]);
+      }
+    });
+  }, 60_000);
+
   it('passes axe and fits a phone: /sign-in with the passkey button, and /account', async () => {
     mkdirSync(ARTIFACTS, { recursive: true });
     const axe = readFileSync(

@@ -442,12 +442,105 @@ describe.skipIf(!HAVE_CHROMIUM).each(DIALECTS)('passkey ceremonies on %s', (dial
     }
   });
 
+  const emailOf = async (id: string) =>
+    (await db().selectFrom('users').select('email').where('id', '=', id).executeTakeFirstOrThrow())
+      .email;
+
+  /** Password on the hosted sign-in page of `p`, up to the second step's page. */
+  async function passwordToVerify(p: Page, address: string) {
+    await p.goto(hosted(t, '/sign-in', { prompt: 'login' }));
+    await p.fill('#email', address);
+    await p.fill('#password', PASSWORD);
+    await Promise.all([p.waitForURL(/\/sign-in\/verify\?/), p.click('button[type=submit]')]);
+  }
+
+  it('a passkey is a second factor: listed over REST, asked for after the password, not over REST', async () => {
+    const address = await emailOf(userId);
+    const rest = await app.request('/v1/auth/sign-in', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${t.secretKey}` },
+      body: JSON.stringify({ email: address, password: PASSWORD }),
+    });
+    expect(rest.status).toBe(403);
+    const problem = (await rest.json()) as Body;
+    expect(problem).toMatchObject({ code: 'mfa_required', factors: ['passkey'] });
+    expect(problem.detail).toContain('hosted sign-in page');
+    const listed = await app.request(`/v1/users/${userId}/factors`, {
+      headers: { authorization: `Bearer ${t.secretKey}` },
+    });
+    const [passkey] = await passkeysOf(userId);
+    expect(((await listed.json()) as Body).data).toEqual([
+      expect.objectContaining({ id: passkey?.id, type: 'passkey', confirmed: true }),
+    ]);
+
+    const before = await sessionsOf(userId);
+    await passwordToVerify(page, address);
+    expect(await page.isVisible('#code')).toBe(false);
+    expect(await sessionsOf(userId)).toBe(before);
+    await Promise.all([
+      page.waitForURL(`${caller.origin}/callback#*`),
+      page.click('button:has-text("Use your passkey")'),
+    ]);
+    const claims = decodeJwt(
+      new URLSearchParams(new URL(page.url()).hash.slice(1)).get('access_token') ?? '',
+    );
+    expect(claims).toMatchObject({ sub: userId, amr: ['pwd', 'hwk', 'user', 'mfa'] });
+  });
+
+  it("refuses another account's passkey as the second step, and opens no session", async () => {
+    const intruder = await authenticatorPage();
+    try {
+      const intruderId = await signUp(intruder.page, t);
+      await intruder.page.goto(hosted(t, '/account'));
+      await Promise.all([
+        intruder.page.waitForURL(/done=passkey-added/),
+        intruder.page.click('button:has-text("Add a passkey")'),
+      ]);
+      // The intruder knows the victim's password, not their passkey.
+      const before = await sessionsOf(userId);
+      await passwordToVerify(intruder.page, await emailOf(userId));
+      const options = await send(intruder.page, 'options', {});
+      expect(options.status).toBe(200);
+      const own = await intruder.page.evaluate(async (o) => {
+        const w = globalThis as unknown as Window;
+        const publicKey = w.PublicKeyCredential.parseRequestOptionsFromJSON(o);
+        return (await w.navigator.credentials.get({ publicKey }))?.toJSON() as CredentialJson;
+      }, options.body);
+      const refused = await send(intruder.page, 'verify', own);
+      expect(refused.status).toBe(403);
+      expect(refused.body.detail).toContain('another account');
+      expect(await sessionsOf(userId)).toBe(before);
+      expect(await sessionsOf(intruderId)).toBe(1);
+    } finally {
+      await intruder.context.close();
+    }
+  });
+
+  it('required: a passkey counts (no setup), and the last one cannot be removed on /account', async () => {
+    const deps = { db: db(), bus: app.ctx.bus };
+    await updateTenant(deps, t.tenant.id, { mfaPolicy: 'required' });
+    try {
+      await passwordToVerify(page, await emailOf(userId));
+      await Promise.all([
+        page.waitForURL(`${caller.origin}/callback#*`),
+        page.click('button:has-text("Use your passkey")'),
+      ]);
+      await page.goto(hosted(t, '/account'));
+      await page.click('button:has-text("Remove")');
+      await page.waitForLoadState();
+      expect(await page.textContent('[role=alert]')).toContain('last second factor');
+      expect(await passkeysOf(userId)).toHaveLength(1);
+    } finally {
+      await updateTenant(deps, t.tenant.id, { mfaPolicy: 'optional' });
+    }
+  });
+
   it('needs a sign-in within 10 minutes to add or remove a passkey; renaming does not; signing in again allows it', async () => {
     const [passkey] = await passkeysOf(userId);
     // This browser's hosted session started 11 minutes ago.
     await db()
       .updateTable('hosted_sessions')
-      .set({ created_at: Date.now() - defaults.hosted.recentSignInMs - 60_000 })
+      .set({ created_at: Date.now() - defaults.mfa.stepUpMs - 60_000 })
       .where('user_id', '=', userId)
       .execute();
     await page.goto(hosted(t, '/account'));
@@ -498,7 +591,12 @@ describe.skipIf(!HAVE_CHROMIUM).each(DIALECTS)('passkey ceremonies on %s', (dial
           .executeTakeFirstOrThrow()
       ).email,
     );
-    await Promise.all([page.waitForURL(/\/account\?/), page.click('button[type=submit]')]);
+    // The password alone is not enough now: the passkey is the second step.
+    await Promise.all([page.waitForURL(/\/sign-in\/verify\?/), page.click('button[type=submit]')]);
+    await Promise.all([
+      page.waitForURL(/\/account\?/),
+      page.click('button:has-text("Use your passkey")'),
+    ]);
     await Promise.all([
       page.waitForURL(/done=passkey-removed/),
       page.click('button:has-text("Remove")'),

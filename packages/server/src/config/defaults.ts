@@ -180,11 +180,6 @@ export const defaults = {
        */
       passkeyStart: { quota: 600, seconds: 15 * 60 },
     },
-    /**
-     * docs/design.md §13: on /account, adding or removing a factor (or changing the
-     * password) needs a sign-in on this browser within this time.
-     */
-    recentSignInMs: 10 * 60_000,
   },
   /** Passkeys (docs/design.md §13). */
   passkeys: {

@@ -30,7 +30,7 @@ const signInAgain = (query: string) => `/sign-in?${query}&prompt=login&return_to
 /** The notice of a section whose changes need a recent sign-in. */
 export const staleNotice = (p: Pick<AccountPage, 'query' | 'recent'>, what: string) =>
   !p.recent &&
-  html`<p class="alert notice">To ${what}, <a href="${signInAgain(p.query)}">sign in again</a>: your last sign-in on this browser was over ${defaults.hosted.recentSignInMs / 60_000} minutes ago.</p>`;
+  html`<p class="alert notice">To ${what}, <a href="${signInAgain(p.query)}">sign in again</a>: your last sign-in on this browser was over ${defaults.mfa.stepUpMs / 60_000} minutes ago.</p>`;
 
 export function accountPage(p: AccountPage): Html {
   return layout(

@@ -118,8 +118,10 @@ export const passkeyBox = (p: {
   verify: string;
   csrf: string;
   button: string;
+  /** Also offer the passkeys in the e-mail field's autofill (conditional mediation). */
+  autofill?: boolean;
 }) =>
-  html`<div class="passkey" data-passkey="${p.kind}" data-options="${p.options}" data-verify="${p.verify}" data-csrf="${p.csrf}" hidden><div class="alert error" role="alert" hidden></div><button type="button" class="secondary">${p.button}</button></div>`;
+  html`<div class="passkey" data-passkey="${p.kind}" data-options="${p.options}" data-verify="${p.verify}" data-csrf="${p.csrf}"${p.autofill && html` data-autofill="on"`} hidden><div class="alert error" role="alert" hidden></div><button type="button" class="secondary">${p.button}</button></div>`;
 
 export function signInPage(
   p: FormPage & {
@@ -150,6 +152,7 @@ ${field({ name: 'password', id: 'password', label: 'Password', type: 'password',
       verify: `/sign-in/passkey?${p.query}`,
       csrf: p.csrf,
       button: 'Sign in with a passkey',
+      autofill: true,
     });
   return layout(
     p.ctx,

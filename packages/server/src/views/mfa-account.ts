@@ -37,14 +37,14 @@ ${staleNotice(p, 'add or remove an authenticator app')}${p.recent && room && pos
 
 export function recoveryCodesSection(p: Section, factors: Factor[]): Html {
   const codes = factors.find((f) => f.type === 'recovery_code');
-  const hasApp = factors.some((f) => f.type === 'totp' && f.confirmed);
+  const hasApp = factors.some((f) => (f.type === 'totp' && f.confirmed) || f.type === 'passkey');
   const left = codes?.remaining ?? 0;
   const status = !hasApp
-    ? html`<p>Recovery codes come with an authenticator app.</p>`
+    ? html`<p>Recovery codes come with an authenticator app or a passkey.</p>`
     : html`<p>${left === 0 ? 'You have no recovery codes left.' : `${left} of ${defaults.mfa.recoveryCodes} codes left.`}</p>`;
   return html`<section aria-labelledby="codes-heading">
 <h2 id="codes-heading">Recovery codes</h2>
-<p class="hint">Single-use codes for when you cannot use your app. New codes replace the old ones.</p>
+<p class="hint">Single-use codes for when you cannot use your app or passkey. New codes replace the old ones.</p>
 ${status}${hasApp && staleNotice(p, 'make new recovery codes')}${hasApp && p.recent && post(p, '/account/recovery-codes', 'Make new codes')}
 </section>`;
 }

@@ -1,6 +1,6 @@
 import QRCode from 'qrcode';
 import { defaults } from '../config/defaults.js';
-import { layout, type PageContext } from './hosted.js';
+import { layout, type PageContext, passkeyBox, passkeyScript } from './hosted.js';
 import { type Html, html, trusted } from './html.js';
 import { type Alert, alertBox, csrfField, field, hiddenFields } from './kit.js';
 
@@ -75,16 +75,24 @@ export function recoveryCodesList(codes: string[], tenantName: string): Html {
 <a class="provider" download="recovery-codes.txt" href="data:text/plain;charset=utf-8,${encodeURIComponent(file)}">Download the codes</a>`;
 }
 
-/** `/sign-in/verify`: a code of the user's authenticator app, or one of their recovery codes. */
+/**
+ * `/sign-in/verify`: a code of the user's authenticator app, one of their passkeys (with
+ * JavaScript and WebAuthn), or one of their recovery codes.
+ */
 export function verifyPage(p: {
   ctx: PageContext;
   query: string;
   csrf: string;
   recovery: boolean;
+  /** Whether the user has an authenticator app. */
+  app: boolean;
+  /** Whether the user has a passkey the page may offer. */
+  passkey: boolean;
   /** Whether the user has recovery codes left to offer. */
   recoveryOffered: boolean;
   alert?: Alert;
 }): Html {
+  const codeForm = p.recovery || p.app;
   const input = p.recovery
     ? field({
         name: 'code',
@@ -96,21 +104,41 @@ export function verifyPage(p: {
         autofocus: true,
         invalid: p.alert?.kind === 'error',
       })
-    : codeField(p.alert?.kind === 'error');
+    : codeForm && codeField(p.alert?.kind === 'error');
   const other = p.recovery
-    ? html`<a href="/sign-in/verify?${p.query}">Use your authenticator app</a>`
+    ? (p.app || p.passkey) &&
+      html`<a href="/sign-in/verify?${p.query}">${p.app ? 'Use your authenticator app' : 'Use your passkey'}</a>`
     : p.recoveryOffered &&
       html`<a href="/sign-in/verify?${p.query}&amp;method=recovery">Use a recovery code</a>`;
+  const passkey =
+    p.passkey &&
+    !p.recovery &&
+    passkeyBox({
+      kind: 'sign-in',
+      options: `/sign-in/verify/passkey/options?${p.query}`,
+      verify: `/sign-in/verify/passkey?${p.query}`,
+      csrf: p.csrf,
+      button: 'Use your passkey',
+    });
+  const lead = p.recovery
+    ? 'Enter one of your recovery codes.'
+    : p.app
+      ? 'Open your authenticator app and enter the code it shows for this account.'
+      : 'Confirm it is you with your passkey.';
   return layout(
     p.ctx,
     'Two-step verification',
-    html`${alertBox(p.alert, 'alert')}<p>${p.recovery ? 'Enter one of your recovery codes.' : 'Open your authenticator app and enter the code it shows for this account.'}</p>
-<form method="post" action="/sign-in/verify?${p.query}" novalidate>
+    html`${alertBox(p.alert, 'alert')}<p>${lead}</p>
+${
+  codeForm &&
+  html`<form method="post" action="/sign-in/verify?${p.query}" novalidate>
 ${csrfField(p.csrf)}${p.recovery && hiddenFields({ method: 'recovery' })}
 ${input}
 <button type="submit">Verify</button>
-</form>
+</form>`
+}${passkey}${passkey && !p.app && html`<p class="hint" data-passkey-fallback>A passkey needs a browser that supports passkeys, with JavaScript on.</p>`}
 <nav>${other}<a href="/sign-in?${p.query}">Back to sign in</a></nav>`,
+    passkey ? passkeyScript(p.ctx) : undefined,
   );
 }
 

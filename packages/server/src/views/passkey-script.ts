@@ -4,8 +4,8 @@ import { sha256Base64url } from '../crypto/hash.js';
  * The hosted pages' one script: the passkey ceremony (docs/design.md §13), which needs the
  * browser's WebAuthn API. Everything else on the pages works without it. It reads its
  * endpoints and the CSRF token from the `[data-passkey]` element, shows that element only
- * where the browser has WebAuthn, and on the sign-in page also offers passkeys in the
- * e-mail field's autofill (conditional mediation). It prefers the browser's own JSON
+ * where the browser has WebAuthn, and where it says `data-autofill` (the sign-in page) also
+ * offers passkeys in the e-mail field's autofill (conditional mediation). It prefers the browser's own JSON
  * (de)serialisers (WebAuthn Level 3 `parse*OptionsFromJSON`, `toJSON`) and falls back to
  * a few lines of base64url for older browsers.
  */
@@ -72,7 +72,7 @@ export const PASSKEY_SCRIPT = `(function () {
     alert.hidden = true; button.disabled = true;
     signIn(fresh().then(function (o) { return navigator.credentials.get({ publicKey: requestOptions(o) }); })).catch(function (e) { options = undefined; fail(e); });
   };
-  if (P.isConditionalMediationAvailable) P.isConditionalMediationAvailable().then(function (yes) {
+  if (d.autofill && P.isConditionalMediationAvailable) P.isConditionalMediationAvailable().then(function (yes) {
     if (!yes) return;
     pending = new AbortController();
     return signIn(fresh().then(function (o) { return navigator.credentials.get({ mediation: 'conditional', publicKey: requestOptions(o), signal: pending.signal }); }));

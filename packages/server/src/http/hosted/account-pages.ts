@@ -17,7 +17,7 @@ import { currentBrowserCookie, resolveHosted } from './setup.js';
 /** The browser signed in to the account page: its user, and whether it may change factors. */
 export interface AccountBrowser {
   user: User;
-  /** Signed in within defaults.hosted.recentSignInMs: factors may be added or removed. */
+  /** Signed in within defaults.mfa.stepUpMs: factors may be added or removed. */
   recent: boolean;
   /** When the hosted session began: this browser's last sign-in. */
   signedInAt: number;
@@ -38,7 +38,7 @@ export async function accountBrowser(
   // The hosted session starts at each sign-in (a new cookie), so its start is the last one.
   return {
     user,
-    recent: Date.now() - bound.startedAt <= defaults.hosted.recentSignInMs,
+    recent: Date.now() - bound.startedAt <= defaults.mfa.stepUpMs,
     signedInAt: bound.startedAt,
   };
 }

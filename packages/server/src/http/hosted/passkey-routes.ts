@@ -4,16 +4,18 @@ import { LatchkeyError } from '../../errors/index.js';
 import {
   type HostedRequest,
   hostedQuery,
+  removeAccountFactor,
   signInBrowser,
+  verifyPasskeyInBrowser,
   withinLimit,
 } from '../../modules/hosted/index.js';
 import {
+  listPasskeys,
   passkeyRegistrationOptions,
   passkeySignInOptions,
   type RelyingParty,
   registerPasskey,
   relyingPartyOf,
-  removePasskey,
   renamePasskey,
   verifyPasskeySignIn,
 } from '../../modules/mfa/index.js';
@@ -25,7 +27,7 @@ import { formField } from '../form-body.js';
 import { seeOther } from '../pages/respond.js';
 import { PAGE } from '../pages/scope.js';
 import { accountBrowser, accountSignIn, showAccount } from './account-pages.js';
-import { setBrowserCookie } from './cookies.js';
+import { challengeOf, clearChallengeCookie, setBrowserCookie } from './cookies.js';
 import { currentBrowserCookie, resolveHosted, signedInLocation } from './setup.js';
 
 /** Passkeys offered to this tenant's users on the hosted pages. */
@@ -135,6 +137,35 @@ export function passkeyRoutes(scope: FastifyInstance, ctx: AppContext) {
     });
   });
 
+  // The second step of a sign-in with a passkey of the same user (docs/design.md §13): the
+  // first factor's pending sign-in, in its cookie, is finished instead of a new sign-in.
+  scope.post('/sign-in/verify/passkey/options', PAGE, async (request, reply) => {
+    const c = await ceremony(request, reply, true);
+    if (!c) return reply;
+    return step(reply, () => passkeySignInOptions(db, c.rp, c.h.tenant));
+  });
+
+  scope.post('/sign-in/verify/passkey', PAGE, async (request, reply) => {
+    const c = await ceremony(request, reply, false);
+    if (!c) return reply;
+    const { h, rp } = c;
+    const token = challengeOf(request, ctx.authUrl, h.tenant.id);
+    return step(reply, async () => {
+      if (!token)
+        throw new LatchkeyError('invalid_mfa_token', 'This sign-in has ended: sign in again.');
+      const signedIn = await verifyPasskeyInBrowser(deps, h, rp, {
+        token,
+        response: request.body,
+        ip: request.ip,
+        userAgent: request.headers['user-agent'],
+        previousCookie: currentBrowserCookie(ctx, request, h),
+      });
+      clearChallengeCookie(reply, ctx.authUrl, h.tenant.id);
+      setBrowserCookie(reply, ctx.authUrl, h.tenant.id, signedIn.cookie);
+      return { location: signedInLocation(request, h, signedIn.location) };
+    });
+  });
+
   /** The signed-in browser of an account ceremony, allowed to add a factor; else refused. */
   async function adding(request: FastifyRequest, reply: FastifyReply, start: boolean) {
     const c = await ceremony(request, reply, start);
@@ -206,6 +237,7 @@ export function passkeyRoutes(scope: FastifyInstance, ctx: AppContext) {
     return seeOther(reply, `/account?${hostedQuery(h)}&done=passkey-renamed`);
   });
 
+  // Removed as any factor is: the last one under `required` is refused, and audited.
   scope.post('/account/passkeys/:id/remove', PAGE, async (request, reply) => {
     const c = await changing(request, reply);
     if (!c) return reply;
@@ -215,12 +247,22 @@ export function passkeyRoutes(scope: FastifyInstance, ctx: AppContext) {
         kind: 'error',
         message: staleMessage('remove a passkey'),
       });
-    if (!(await removePasskey(db, h.tenant.id, browser.user.id, id)))
+    const passkeys = await listPasskeys(db, h.tenant.id, browser.user.id);
+    if (!passkeys.some((k) => k.id === id))
       return showAccount(ctx, request, reply, h, browser, 404, { kind: 'error', message: gone });
+    try {
+      await removeAccountFactor(deps, h.tenant, browser, id);
+    } catch (error) {
+      if (!(error instanceof LatchkeyError)) throw error;
+      return showAccount(ctx, request, reply, h, browser, error.status, {
+        kind: 'error',
+        message: error.code === 'not_found' ? gone : error.message,
+      });
+    }
     return seeOther(reply, `/account?${hostedQuery(h)}&done=passkey-removed`);
   });
 }
 
 /** Why a change of factors is refused to a browser whose sign-in is too old. */
 const staleMessage = (what: string) =>
-  `To ${what}, sign in again: your last sign-in on this browser was over ${defaults.hosted.recentSignInMs / 60_000} minutes ago.`;
+  `To ${what}, sign in again: your last sign-in on this browser was over ${defaults.mfa.stepUpMs / 60_000} minutes ago.`;

@@ -7,6 +7,7 @@ import {
   startSetupInBrowser,
   verifyInBrowser,
 } from '../../modules/hosted/index.js';
+import type { FactorType } from '../../modules/mfa/index.js';
 import type { Alert } from '../../views/kit.js';
 import { qrCode, recoveryCodesPage, setupPage, verifyPage } from '../../views/mfa.js';
 import { type AppContext, hostedDeps } from '../context.js';
@@ -14,6 +15,7 @@ import { formField } from '../form-body.js';
 import { seeOther } from '../pages/respond.js';
 import { PAGE } from '../pages/scope.js';
 import { challengeOf, clearChallengeCookie, setBrowserCookie } from './cookies.js';
+import { passkeysOn } from './passkey-routes.js';
 import { errorPage, pageContext, sendPage } from './responses.js';
 import { currentBrowserCookie, redirectSignedIn, resolveHosted, signInQuery } from './setup.js';
 
@@ -48,19 +50,27 @@ export function secondFactorPages(scope: FastifyInstance, ctx: AppContext) {
     reply: FastifyReply,
     h: HostedRequest,
     status: number,
-    p: { recovery: boolean; recoveryOffered: boolean; alert?: Alert },
-  ) =>
-    sendPage(
+    p: { recovery: boolean; factors: FactorType[]; alert?: Alert },
+  ) => {
+    // The passkey button (and its script) where the user has one, unless a code is typed.
+    const passkey = !p.recovery && p.factors.includes('passkey') && passkeysOn(ctx, h.tenant);
+    return sendPage(
       reply,
       status,
       verifyPage({
         ctx: pageContext(request),
         query: signInQuery(request, h),
         csrf: reply.generateCsrf(),
-        ...p,
+        recovery: p.recovery,
+        app: p.factors.includes('totp'),
+        passkey,
+        recoveryOffered: p.factors.includes('recovery_code'),
+        alert: p.alert,
       }),
       [h.redirectUrl.origin],
+      passkey,
     );
+  };
 
   scope.get('/sign-in/verify', PAGE, async (request, reply) => {
     const h = await resolveHosted(ctx, request, reply);
@@ -72,7 +82,7 @@ export function secondFactorPages(scope: FastifyInstance, ctx: AppContext) {
     const recoveryOffered = pending.factors.includes('recovery_code');
     return showVerify(request, reply, h, 200, {
       recovery: recoveryOffered && formField(request.query, 'method') === 'recovery',
-      recoveryOffered,
+      factors: pending.factors,
     });
   });
 
@@ -85,10 +95,9 @@ export function secondFactorPages(scope: FastifyInstance, ctx: AppContext) {
     const again = async (status: number, message: string) => {
       const pending = await pendingSecondStep(deps, h, token);
       if (pending?.next !== 'verify') return expired(reply, h);
-      const recoveryOffered = pending.factors.includes('recovery_code');
       return showVerify(request, reply, h, status, {
-        recovery: recovery && recoveryOffered,
-        recoveryOffered,
+        recovery: recovery && pending.factors.includes('recovery_code'),
+        factors: pending.factors,
         alert: { kind: 'error', message },
       });
     };

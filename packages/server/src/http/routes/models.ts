@@ -53,8 +53,15 @@ export const UserParams = Type.Object({
 
 export const FactorModel = Type.Object(
   {
-    id: Type.String({ description: 'A UUID; the recovery codes, one factor, are recovery_code' }),
-    type: Type.Union([Type.Literal('totp'), Type.Literal('recovery_code')]),
+    id: Type.String({
+      description:
+        "A UUID (an app's or a passkey's); the recovery codes, one factor, are recovery_code",
+    }),
+    type: Type.Union([
+      Type.Literal('totp'),
+      Type.Literal('passkey'),
+      Type.Literal('recovery_code'),
+    ]),
     name: Type.String(),
     confirmed: Type.Boolean({
       description: 'An authenticator app is live once a code confirms it',

@@ -136,10 +136,10 @@ export async function replaceAccountRecoveryCodes(
 ): Promise<string[]> {
   stepUp(holder, 'make new recovery codes');
   const { factors } = await accountFactors(deps, tenant, holder.user);
-  if (!factors.some((f) => f.type === 'totp' && f.confirmed))
+  if (!factors.some((f) => (f.type === 'totp' && f.confirmed) || f.type === 'passkey'))
     throw new LatchkeyError(
       'conflict',
-      'Set up an authenticator app first: recovery codes stand in for it.',
+      'Set up an authenticator app or a passkey first: recovery codes stand in for it.',
     );
   return transact(deps.db, deps.bus, async (tx) => {
     const codes = await replaceRecoveryCodes(tx.db, tenant.id, holder.user.id);

@@ -43,4 +43,5 @@ export {
   returningUserOf,
   startSetupInBrowser,
   verifyInBrowser,
+  verifyPasskeyInBrowser,
 } from './second-factor.service.js';

@@ -8,12 +8,14 @@ import {
   invalidMfaToken,
   matchTotp,
   pendingChallenge,
+  type RelyingParty,
   redeemChallenge,
   replaceRecoveryCodes,
   resumeTotp,
   secondStepFor,
   startTotp,
   type TotpEnrolment,
+  verifyPasskeySignIn,
 } from '../mfa/index.js';
 import { browserSessionUser } from '../sessions/index.js';
 import { getUser, type User } from '../users/index.js';
@@ -84,6 +86,35 @@ export async function verifyInBrowser(
     { token: input.token, code: input.code, channel: 'browser' },
     (tx, user, amr) => openBrowserIn(deps, tx, h, user, { ...input, returning: false }, amr),
   );
+  return redirectFor(deps, h, opened);
+}
+
+/**
+ * Finishes a pending sign-in with a passkey of the same user: the browser signed in with
+ * the first factor's `amr` and the passkey's (`[pwd, hwk, user, mfa]`). The assertion is
+ * checked (and its WebAuthn challenge used up) before the pending sign-in is claimed; a
+ * passkey of another account finishes nothing.
+ */
+export async function verifyPasskeyInBrowser(
+  deps: HostedDeps,
+  h: HostedRequest,
+  rp: RelyingParty,
+  input: { token: string; response: unknown } & BrowserMeta,
+): Promise<BrowserSignIn> {
+  const pending = await pendingSecondStep(deps, h, input.token);
+  if (pending?.next !== 'verify' || !pending.factors.includes('passkey')) throw invalidMfaToken();
+  const proof = await verifyPasskeySignIn(deps.db, rp, h.tenant, input.response);
+  if (proof.user.id !== pending.user.id)
+    throw new LatchkeyError(
+      'forbidden',
+      'This passkey belongs to another account. Use a passkey of the account you are signing in to.',
+    );
+  const opened = await transact(deps.db, deps.bus, async (tx) => {
+    const claimed = await claimChallengeIn(tx.db, h.tenant.id, input.token, 'browser');
+    if (!claimed) throw invalidMfaToken();
+    const amr = [...new Set([...claimed.amr, ...proof.amr])];
+    return openBrowserIn(deps, tx, h, proof.user, { ...input, returning: false }, amr);
+  });
   return redirectFor(deps, h, opened);
 }
 

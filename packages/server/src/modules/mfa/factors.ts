@@ -6,11 +6,11 @@ import type { Tenant } from '../tenants/index.js';
 import { deleteRecoveryCodes } from './recovery-codes.js';
 
 /** The second factors of docs/design.md §13 (the password is the first). */
-export type FactorType = 'totp' | 'recovery_code';
+export type FactorType = 'totp' | 'passkey' | 'recovery_code';
 
 /** A factor as operators and its owner see it: never a secret. */
 export interface Factor {
-  /** A UUID; the recovery codes, one factor, are `recovery_code`. */
+  /** A UUID (an app's or a passkey's); the recovery codes, one factor, are `recovery_code`. */
   id: string;
   type: FactorType;
   name: string;
@@ -22,20 +22,30 @@ export interface Factor {
 }
 
 /** The id the recovery codes go by, as one factor. */
-export const RECOVERY_CODES_ID = 'recovery_code';
+const RECOVERY_CODES_ID = 'recovery_code';
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
-/** A user's factors, apps first (unconfirmed ones too, marked), then the recovery codes. */
+/**
+ * A user's factors: apps first (unconfirmed ones too, marked), then passkeys, then the
+ * recovery codes.
+ */
 export async function listFactors(
   db: Kysely<Schema>,
   tenantId: string,
   userId: string,
 ): Promise<Factor[]> {
-  const [apps, codes] = await Promise.all([
+  const [apps, passkeys, codes] = await Promise.all([
     db
       .selectFrom('totp_factors')
       .select(['id', 'name', 'confirmed_at', 'created_at', 'last_used_at'])
+      .where('tenant_id', '=', tenantId)
+      .where('user_id', '=', userId)
+      .orderBy('created_at')
+      .execute(),
+    db
+      .selectFrom('passkeys')
+      .select(['id', 'name', 'created_at', 'last_used_at'])
       .where('tenant_id', '=', tenantId)
       .where('user_id', '=', userId)
       .orderBy('created_at')
@@ -55,6 +65,15 @@ export async function listFactors(
     createdAt: new Date(a.created_at).toISOString(),
     lastUsedAt: iso(a.last_used_at),
   }));
+  for (const k of passkeys)
+    factors.push({
+      id: k.id,
+      type: 'passkey',
+      name: k.name,
+      confirmed: true,
+      createdAt: new Date(k.created_at).toISOString(),
+      lastUsedAt: iso(k.last_used_at),
+    });
   if (codes.length > 0) {
     const used = codes.map((c) => c.used_at ?? 0);
     factors.push({
@@ -71,17 +90,19 @@ export async function listFactors(
 }
 
 /**
- * The second factors a user can sign in with: a confirmed authenticator app, and recovery
- * codes left (offered only beside a factor of their own: they stand in for a lost device).
+ * The second factors a user can sign in with: a confirmed authenticator app, a passkey
+ * (where the tenant has passkeys on), and recovery codes left (offered only beside a factor
+ * of their own: they stand in for a lost device).
  */
-export async function secondFactorsOf(
+async function secondFactorsOf(
   db: Kysely<Schema>,
-  tenantId: string,
+  tenant: Pick<Tenant, 'id' | 'passkeysEnabled'>,
   userId: string,
 ): Promise<FactorType[]> {
-  const factors = await listFactors(db, tenantId, userId);
+  const factors = await listFactors(db, tenant.id, userId);
   const types: FactorType[] = [];
   if (factors.some((f) => f.type === 'totp' && f.confirmed)) types.push('totp');
+  if (tenant.passkeysEnabled && factors.some((f) => f.type === 'passkey')) types.push('passkey');
   if (types.length && factors.some((f) => f.type === 'recovery_code' && (f.remaining ?? 0) > 0))
     types.push('recovery_code');
   return types;
@@ -102,7 +123,7 @@ export async function secondStepFor(
   userId: string,
 ): Promise<SecondStep> {
   if (tenant.mfaPolicy === 'off') return { kind: 'none' };
-  const factors = await secondFactorsOf(db, tenant.id, userId);
+  const factors = await secondFactorsOf(db, tenant, userId);
   if (factors.length) return { kind: 'verify', factors };
   return tenant.mfaPolicy === 'required' ? { kind: 'setup' } : { kind: 'none' };
 }
@@ -120,7 +141,7 @@ export async function deleteFactor(
 ): Promise<Factor> {
   const factors = await listFactors(db, tenant.id, userId);
   const factor = factors.find((f) => f.id === factorId);
-  if (!factor || (factor.type === 'totp' && !isUuid(factorId)))
+  if (!factor || (factor.type !== 'recovery_code' && !isUuid(factorId)))
     throw new LatchkeyError('not_found', 'This user has no such factor');
   const othersLeft = factors.some(
     (f) => f.id !== factorId && f.type !== 'recovery_code' && f.confirmed,
@@ -139,8 +160,9 @@ export async function deleteFactor(
   if (factor.type === 'recovery_code') await deleteRecoveryCodes(db, tenant.id, userId);
   else
     await db
-      .deleteFrom('totp_factors')
+      .deleteFrom(factor.type === 'passkey' ? 'passkeys' : 'totp_factors')
       .where('tenant_id', '=', tenant.id)
+      .where('user_id', '=', userId)
       .where('id', '=', factorId)
       .execute();
   return factor;

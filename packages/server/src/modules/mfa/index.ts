@@ -1,7 +1,6 @@
 export {
   claimChallengeIn,
   createChallenge,
-  dropChallenge,
   type Finish,
   invalidMfaToken,
   pendingChallenge,
@@ -19,7 +18,6 @@ export {
   type Factor,
   type FactorType,
   listFactors,
-  RECOVERY_CODES_ID,
   type SecondStep,
   secondStepFor,
 } from './factors.js';
@@ -31,7 +29,6 @@ export {
   type RelyingParty,
   registerPasskey,
   relyingPartyOf,
-  removePasskey,
   renamePasskey,
   verifyPasskeySignIn,
 } from './passkeys.js';
@@ -39,7 +36,6 @@ export { replaceRecoveryCodes } from './recovery-codes.js';
 export {
   claimTotpStep,
   matchTotp,
-  normaliseCode,
   resumeTotp,
   sealedTotpSecrets,
   startTotp,

@@ -16,6 +16,7 @@ import type { Kysely } from 'kysely';
 import { defaults } from '../../config/defaults.js';
 import { LatchkeyError } from '../../errors/index.js';
 import type { PasskeyRow, Schema } from '../../storage/index.js';
+import { recordAudit } from '../audit/index.js';
 import type { AuthMethod } from '../sessions/index.js';
 import type { Tenant } from '../tenants/index.js';
 import { getUser, type User } from '../users/index.js';
@@ -167,6 +168,12 @@ export async function registerPasskey(
   };
   try {
     await db.insertInto('passkeys').values(row).execute();
+    await recordAudit(db, {
+      tenantId: tenant.id,
+      userId: user.id,
+      kind: 'factor_added',
+      detail: { type: 'passkey', factorId: row.id, at: 'account' },
+    });
   } catch (error) {
     const taken = await db
       .selectFrom('passkeys')
@@ -327,20 +334,4 @@ export async function renamePasskey(
     .where('user_id', '=', userId)
     .executeTakeFirst();
   return Number(result.numUpdatedRows) === 1;
-}
-
-/** Removes one of a user's passkeys; false when it is not theirs (or gone). */
-export async function removePasskey(
-  db: Kysely<Schema>,
-  tenantId: string,
-  userId: string,
-  id: string,
-): Promise<boolean> {
-  const result = await db
-    .deleteFrom('passkeys')
-    .where('id', '=', id)
-    .where('tenant_id', '=', tenantId)
-    .where('user_id', '=', userId)
-    .executeTakeFirst();
-  return Number(result.numDeletedRows) === 1;
 }

@@ -51,7 +51,7 @@ export interface TotpEnrolment {
 }
 
 /** A code as people type it: spaces are dropped. */
-export const normaliseCode = (code: string) => code.replace(/[\s-]/g, '');
+const normaliseCode = (code: string) => code.replace(/[\s-]/g, '');
 
 const isTotpCode = (code: string) => new RegExp(`^\\d{${defaults.mfa.totp.digits}}$`).test(code);
 

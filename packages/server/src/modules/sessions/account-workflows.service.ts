@@ -53,7 +53,9 @@ export async function signIn(
     const mfaToken = await createChallenge(deps.db, tenant.id, user.id, ['pwd'], 'server');
     throw new LatchkeyError(
       'mfa_required',
-      'This account has a second factor: send one of its codes with the mfaToken to POST /v1/auth/sign-in/verify within 5 minutes',
+      step.factors.some((f) => f !== 'passkey')
+        ? 'This account has a second factor: send one of its codes with the mfaToken to POST /v1/auth/sign-in/verify within 5 minutes'
+        : "This account's second factor is a passkey, which the hosted sign-in page checks: sign this user in there",
       { members: { mfaToken, factors: step.factors } },
     );
   }

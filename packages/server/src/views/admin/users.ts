@@ -47,6 +47,7 @@ function sessionClient(userAgent: string | null): Html | string {
 
 const RESET_QUESTIONS: Record<Factor['type'], string> = {
   totp: 'Reset this authenticator app? The user can no longer sign in with its codes.',
+  passkey: 'Remove this passkey? The user can no longer sign in with it.',
   recovery_code: "Delete this user's recovery codes? None of them works any more.",
 };
 
@@ -137,7 +138,6 @@ ${actionButton(csrf, `${base}/delete`, 'Delete', { danger: true, confirm: 'Delet
         actionButton(csrf, `${base}/sessions/${s.id}/revoke`, 'Revoke', { danger: true }),
     ]),
   );
-  // Passkeys (docs/design.md §13) are listed in a table of their own after these factors.
   const factors = html`<h2>Second factors</h2>
 <p class="hint">This tenant's policy: ${p.tenant.mfaPolicy} (<a href="${tenantPath(p.tenant.id, 'security')}">Security</a>).</p>
 ${factorsTable(csrf, base, p.factors)}`;
