@@ -3,6 +3,7 @@
  * origin under a strict CSP: sign-in through a GitHub-shaped provider and through the hosted
  * e-mail page, reload, refresh, two tabs, sign-out, a tampered state.
  */
+import { generateSync } from 'otplib';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setProvider } from '../src/modules/social/index.js';
@@ -145,6 +146,89 @@ describe.skipIf(!HAVE_CHROMIUM)(
         expect(await introspect(fresh)).toMatchObject({ active: true, email: address });
       });
     });
+
+    /** Gives a user an authenticator app over REST; returns its secret (the code used up). */
+    async function withApp(address: string): Promise<string> {
+      const users = await json(
+        await app.request(`/v1/users?email=${encodeURIComponent(address)}`, {
+          headers: { authorization: `Bearer ${t.secretKey}` },
+        }),
+      );
+      const userId = users.data[0].id as string;
+      const started = await json(
+        await postJson(app, `/v1/users/${userId}/factors`, t.secretKey, { type: 'totp' }),
+      );
+      const confirmed = await postJson(
+        app,
+        `/v1/users/${userId}/factors/${started.id}/confirm`,
+        t.secretKey,
+        { code: generateSync({ secret: started.secret }) },
+      );
+      expect(confirmed.status).toBe(200);
+      return started.secret as string;
+    }
+
+    /** The hosted second step: the app's next code, and back on the callback page. */
+    async function secondStep(page: Page, secret: string): Promise<void> {
+      await page.waitForURL((url) => url.pathname === '/sign-in/verify');
+      await page.fill('#code', generateSync({ secret, epoch: Math.floor(Date.now() / 1000) + 30 }));
+      await Promise.all([
+        page.waitForURL((url) => url.href.startsWith(`${callback()}#`)),
+        page.click('button[type=submit]'),
+      ]);
+    }
+
+    it('the buttons of a user with an authenticator app: e-mail or GitHub, then the code, back signed in with amr mfa', async () => {
+      const address = await passwordUser();
+      const secret = await withApp(address);
+      await withContext(browser, async (context) => {
+        const page = await context.newPage();
+        await mountButtons(page, site, t.publishableKey);
+        await Promise.all([
+          page.waitForURL((url) => url.pathname === '/sign-in'),
+          page.getByRole('button', { name: 'Continue with e-mail' }).click(),
+        ]);
+        await page.fill('#email', address);
+        await page.fill('#password', PASSWORD);
+        await page.click('button[type=submit]');
+        await secondStep(page, secret);
+        const session = await client.handleCallback(page);
+        expect(session.email).toBe(address);
+        expect(await introspect(session.token)).toMatchObject({
+          active: true,
+          amr: ['pwd', 'otp', 'mfa'],
+        });
+        expect(await cspViolations(page)).toEqual([]);
+      });
+
+      // A GitHub user who then adds an app: the next GitHub sign-in asks for its code too.
+      const gh = email('gh-mfa');
+      const sub = String(900_000 + Math.floor(Math.random() * 99_999));
+      await withContext(browser, async (context) => {
+        const page = await context.newPage();
+        github.next({ sub, email: gh });
+        await mountButtons(page, site, t.publishableKey);
+        await Promise.all([
+          page.waitForURL((url) => url.href.startsWith(`${callback()}#`), { timeout: 15_000 }),
+          page.getByRole('button', { name: 'Continue with GitHub' }).click(),
+        ]);
+        await client.handleCallback(page);
+      });
+      const ghSecret = await withApp(gh);
+      await withContext(browser, async (context) => {
+        const page = await context.newPage();
+        github.next({ sub, email: gh });
+        await mountButtons(page, site, t.publishableKey);
+        await page.getByRole('button', { name: 'Continue with GitHub' }).click();
+        await secondStep(page, ghSecret);
+        const session = await client.handleCallback(page);
+        expect(await introspect(session.token)).toMatchObject({
+          active: true,
+          email: gh,
+          amr: ['fed', 'otp', 'mfa'],
+        });
+      });
+    }, 60_000);
 
     it('two tabs refreshing at once stay signed in, and the session is not revoked', {
       timeout: 90_000,
