@@ -1,19 +1,24 @@
 /**
  * A lost or wrong master secret must not fail open: the real `latchkey` CLI and server, on a
- * database whose signing keys and provider secrets are sealed with another secret (or with
+ * database whose signing keys, provider secrets and authenticator-app secrets are sealed with another secret (or with
  * one whose file is gone), refuse to start, say what to do, and change nothing. Rotation
  * seals everything again under a new secret, in one transaction.
  */
 import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { generateSync } from 'otplib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config/config.js';
 import { SecretBox } from '../src/crypto/secret-box.js';
 import { openMasterSecret } from '../src/modules/master-secret/index.js';
+import { matchTotp, startTotp } from '../src/modules/mfa/index.js';
 import { SigningKeys } from '../src/modules/sessions/index.js';
 import { providerCredentials } from '../src/modules/social/index.js';
+import { getTenant } from '../src/modules/tenants/index.js';
+import { getUser } from '../src/modules/users/index.js';
 import { openDatabase } from '../src/storage/index.js';
 import { latchkey, MAIN, type Result } from './cli-run.js';
 import { DIALECTS, freshDatabaseUrl, SECRET } from './support.js';
@@ -64,7 +69,12 @@ async function sealed(url: string): Promise<string[]> {
       .select('secret_jwe')
       .orderBy('tenant_id')
       .execute();
-    return [...keys.map((k) => k.private_jwe), ...providers.map((p) => String(p.secret_jwe))];
+    const apps = await database.db.selectFrom('totp_factors').select('secret_jwe').execute();
+    return [
+      ...keys.map((k) => k.private_jwe),
+      ...providers.map((p) => String(p.secret_jwe)),
+      ...apps.map((a) => a.secret_jwe),
+    ];
   } finally {
     await database.close();
   }
@@ -85,6 +95,8 @@ describe.each(DIALECTS)('the master secret on %s', { timeout: 120_000 }, (dialec
   let url = '';
   let drop: () => Promise<void>;
   let tenantId = '';
+  const userId = randomUUID();
+  let appSecret = '';
 
   beforeAll(async () => {
     ({ url, drop } = await freshDatabaseUrl(dialect));
@@ -101,12 +113,46 @@ describe.each(DIALECTS)('the master secret on %s', { timeout: 120_000 }, (dialec
       env,
     );
     expect(provider.code, provider.stderr).toBe(0);
+    // A user's authenticator app, whose secret is sealed too.
+    const database = openDatabase(url);
+    try {
+      const config = loadConfig(env, { warn: () => {} });
+      const box = await openMasterSecret(database.db, config, () => {});
+      const tenant = await getTenant(database.db, tenantId);
+      const now = Date.now();
+      await database.db
+        .insertInto('users')
+        .values({
+          id: userId,
+          tenant_id: tenantId,
+          email: 'app@example.com',
+          email_key: 'app@example.com',
+          password_hash: null,
+          name: null,
+          metadata: '{}',
+          roles: '[]',
+          email_verified_at: null,
+          disabled_at: null,
+          created_at: now,
+          updated_at: now,
+        })
+        .execute();
+      appSecret = (
+        await startTotp(
+          { db: database.db, box },
+          tenant,
+          await getUser(database.db, tenantId, userId),
+        )
+      ).secret;
+    } finally {
+      await database.close();
+    }
   });
   afterAll(() => drop?.());
 
   it('another LATCHKEY_SECRET is refused by the server and every command; nothing changes', async () => {
     const before = await sealed(url);
-    expect(before).toHaveLength(2);
+    expect(before).toHaveLength(3);
     const env = { DATABASE_URL: url, LATCHKEY_SECRET: OTHER };
     expectRefused(await serve(env), 'LATCHKEY_SECRET', 'latchkey secret rotate');
     expectRefused(
@@ -192,9 +238,13 @@ describe.each(DIALECTS)('the master secret on %s', { timeout: 120_000 }, (dialec
       LATCHKEY_NEW_SECRET: OTHER,
     });
     expect(rotated.code, rotated.stderr).toBe(0);
-    // Every value: the tenant's signing keys and its one provider secret.
+    // Every value: the tenant's signing keys, its one provider secret and the user's app.
     expect(JSON.parse(rotated.stdout)).toEqual({
-      resealed: { 'signing keys': before.length - 1, 'provider secrets': 1 },
+      resealed: {
+        'signing keys': before.length - 2,
+        'provider secrets': 1,
+        'authenticator-app secrets': 1,
+      },
       file: null,
     });
     // Given by the operator, never printed.
@@ -213,6 +263,15 @@ describe.each(DIALECTS)('the master secret on %s', { timeout: 120_000 }, (dialec
         disabledToo: true,
       });
       expect(github?.secret).toBe('gh-secret-value');
+      // The app's codes still match: its secret opened under the new master secret.
+      const code = generateSync({ secret: appSecret });
+      expect(await matchTotp({ db: database.db, box }, tenantId, userId, code, undefined)).toBe(
+        undefined,
+      );
+      const [app] = await database.db.selectFrom('totp_factors').select('id').execute();
+      expect(
+        await matchTotp({ db: database.db, box }, tenantId, userId, code, app?.id),
+      ).toMatchObject({ factorId: app?.id });
     } finally {
       await database.close();
     }
@@ -224,7 +283,7 @@ describe.each(DIALECTS)('the master secret on %s', { timeout: 120_000 }, (dialec
     });
     expect(back.code, back.stderr).toBe(0);
     expect(back.stdout).toContain(
-      `Sealed again under the new master secret: ${before.length - 1} signing keys, 1 provider secrets.`,
+      `Sealed again under the new master secret: ${before.length - 2} signing keys, 1 provider secrets, 1 authenticator-app secrets.`,
     );
     expect(back.stdout).toContain('Set LATCHKEY_SECRET to the new secret on every instance');
   });
