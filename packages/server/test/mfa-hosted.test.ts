@@ -685,8 +685,11 @@ describe.each(DIALECTS)('hosted second factor over HTTP on %s', (dialect) => {
     ).toHaveLength(1);
   });
 
-  it('/account password: current and new twice, sign-up rules and breached list; others stay signed in', async () => {
+  it('/account password: current and new twice, sign-up rules and breached list; every other sign-in ends', async () => {
     const { u, b, q, account } = await onAccount();
+    // Another browser signed in to the hosted page, and a server's session over REST.
+    const elsewhere = (await passwordStep(u.address)).b;
+    expect((await elsewhere.get(`/sign-in?${q}`)).status).toBe(303);
     const rest = await json(
       await postJson(app, '/v1/auth/sign-in', t.secretKey, {
         email: u.address,
@@ -723,12 +726,62 @@ describe.each(DIALECTS)('hosted second factor over HTTP on %s', (dialect) => {
       postJson(app, '/v1/auth/sign-in', t.secretKey, { email: u.address, password });
     expect((await signIn(PASSWORD)).status).toBe(401);
     expect((await signIn(NEW)).status).toBe(200);
-    // Other sessions are kept: the owner knew the old password (a reset by mail ends them).
+    // Every other sign-in ends (someone may have known the old password); this browser stays.
     const refreshed = await postJson(app, '/v1/auth/token', t.secretKey, {
       refreshToken: rest.refreshToken,
     });
-    expect(refreshed.status).toBe(200);
+    expect(refreshed.status).toBe(400);
+    expect((await elsewhere.get(`/sign-in?${q}`)).status).toBe(200);
+    expect((await b.get(`/account?${q}`)).status).toBe(200);
+    expect((await b.get(`/sign-in?${q}`)).status).toBe(303);
     expect(await auditKinds(u.id)).toEqual(['password_changed']);
+  });
+
+  it('a browser signed in with the password alone does not come straight back once the user has a factor', async () => {
+    const u = await user(t, true);
+    const { b, res, q } = await passwordStep(u.address);
+    expect(amrOf(res)).toEqual(['pwd']);
+    expect((await b.get(`/sign-in?${q}`)).status).toBe(303);
+    // The user adds an app (a stolen cookie from before must bring nothing back).
+    const deps = { db: db(), box: app.ctx.box };
+    const enrolment = await startTotp(deps, t.tenant, await getUser(db(), t.tenant.id, u.id));
+    const match = await matchTotp(
+      deps,
+      t.tenant.id,
+      u.id,
+      totp(enrolment.secret, -1),
+      enrolment.id,
+    );
+    expect(match && (await claimTotpStep(db(), match))).toBe(true);
+    const again = await b.get(`/sign-in?${q}`);
+    expect(again.status).toBe(200);
+    expect(await again.text()).toContain('name="password"');
+    const continued = await b.post(`/sign-in/continue?${q}`, {
+      _csrf: csrfOf(await (await b.get(`/sign-in?${q}`)).text()),
+    });
+    expect(continued.headers.get('location') ?? '').not.toContain('access_token');
+    // Signed in with both factors, the browser comes straight back again.
+    const second = await passwordStep(u.address);
+    const done = await verify(second.b, second.q, totp(enrolment.secret));
+    expect(amrOf(done)).toEqual(['pwd', 'otp', 'mfa']);
+    expect((await second.b.get(`/sign-in?${second.q}`)).status).toBe(303);
+  });
+
+  it('required: leftover recovery codes do not skip the setup', async () => {
+    const tenant = await app.tenant({ allowedOrigins: [ORIGIN] });
+    await updateTenant({ db: db(), bus: app.ctx.bus }, tenant.tenant.id, { mfaPolicy: 'required' });
+    const u = await user(tenant, true);
+    const codes = await replaceRecoveryCodes(db(), tenant.tenant.id, u.id);
+    const { b, res, q } = await passwordStep(u.address, tenant);
+    expect(res.headers.get('location')).toBe(`/sign-in/setup?${q}`);
+    const skipped = await b.post(`/sign-in/verify?${q}`, {
+      _csrf: csrfOf(await (await b.get(`/sign-in?${q}`)).text()),
+      code: codes[0] as string,
+      method: 'recovery',
+    });
+    expect(skipped.status).toBe(303);
+    expect(skipped.headers.get('location')).toBe(`/sign-in/setup?${q}`);
+    expect(b.hasSession(tenant)).toBe(false);
   });
 
   it('step-up: a sign-in over 10 minutes old changes nothing; a returning visit does not renew it', async () => {

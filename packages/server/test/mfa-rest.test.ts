@@ -230,6 +230,14 @@ describe.each(DIALECTS)('second factors over REST on %s', (dialect) => {
     const held = await problem(await verify(third, right), 429, 'rate_limited');
     expect(held.detail).toMatch(/account/);
     expect((await verify(third, right)).headers.get('retry-after')).toMatch(/^\d+$/);
+    // Written once, for the operator: the account is being guessed at.
+    const audit = await app.ctx.database.db
+      .selectFrom('audit_events')
+      .select('kind')
+      .where('user_id', '=', user.id)
+      .where('kind', '=', 'second_factor_failures')
+      .execute();
+    expect(audit).toHaveLength(1);
   });
 
   it('guesses sent all at once are counted like guesses one by one: at most 5 tried', async () => {

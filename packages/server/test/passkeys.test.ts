@@ -516,6 +516,28 @@ describe.skipIf(!HAVE_CHROMIUM).each(DIALECTS)('passkey ceremonies on %s', (dial
     }
   });
 
+  it('passkeys turned off never drop a passkey as the second factor: no token for the password alone', async () => {
+    const deps = { db: db(), bus: app.ctx.bus };
+    await updateTenant(deps, t.tenant.id, { passkeysEnabled: false });
+    try {
+      const address = await emailOf(userId);
+      const rest = await app.request('/v1/auth/sign-in', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${t.secretKey}` },
+        body: JSON.stringify({ email: address, password: PASSWORD }),
+      });
+      expect(rest.status).toBe(403);
+      expect(((await rest.json()) as Body).factors).toEqual(['passkey']);
+      const before = await sessionsOf(userId);
+      await passwordToVerify(page, address);
+      expect(await page.textContent('main')).toContain('passkeys are turned off here');
+      expect(await page.isVisible('button:has-text("Use your passkey")')).toBe(false);
+      expect(await sessionsOf(userId)).toBe(before);
+    } finally {
+      await updateTenant(deps, t.tenant.id, { passkeysEnabled: true });
+    }
+  });
+
   it('required: a passkey counts (no setup), and the last one cannot be removed on /account', async () => {
     const deps = { db: db(), bus: app.ctx.bus };
     await updateTenant(deps, t.tenant.id, { mfaPolicy: 'required' });

@@ -74,8 +74,15 @@ export const defaults = {
     totp: { periodSeconds: 30, digits: 6, driftSteps: 1, secretBytes: 20 },
     challengeMs: 5 * 60_000,
     attemptsPerChallenge: 5,
-    /** Wrong second-factor codes one account may give per window, over all its challenges. */
-    accountFailures: { quota: 10, windowSeconds: 15 * 60 },
+    /**
+     * Wrong second-factor codes one account may give over all its challenges: 10 per 15
+     * minutes, and 50 per day (about 0.015 % a day of guessing a code; NIST SP 800-63B
+     * caps consecutive failures at 100).
+     */
+    accountFailures: [
+      { quota: 10, windowSeconds: 15 * 60 },
+      { quota: 50, windowSeconds: 24 * 60 * 60 },
+    ],
     recoveryCodes: 10,
     stepUpMs: 10 * 60_000,
     /** Factors one user may hold of each kind (unconfirmed apps included). */

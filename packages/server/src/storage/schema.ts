@@ -130,6 +130,8 @@ export interface HostedSessionsTable {
   revoked_at: Millis | null;
   /** The API session this sign-in opened, resumed by a returning browser. */
   session_id: string | null;
+  /** How that sign-in authenticated, a JSON `amr` (migration 016); null before. */
+  amr: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface AuthCodesTable {

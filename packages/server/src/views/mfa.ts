@@ -124,7 +124,9 @@ export function verifyPage(p: {
     ? 'Enter one of your recovery codes.'
     : p.app
       ? 'Open your authenticator app and enter the code it shows for this account.'
-      : 'Confirm it is you with your passkey.';
+      : p.passkey
+        ? 'Confirm it is you with your passkey.'
+        : `Your second step is a passkey, and passkeys are turned off here. ${p.recoveryOffered ? 'Use one of your recovery codes, or ask' : 'Ask'} the administrator of this application to reset your second factor.`;
   return layout(
     p.ctx,
     'Two-step verification',

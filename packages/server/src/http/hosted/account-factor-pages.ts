@@ -69,7 +69,7 @@ export function accountFactorPages(scope: FastifyInstance, ctx: AppContext) {
       seeOther(reply, accountSignIn(h));
       return undefined;
     }
-    const holder: AccountHolder = { user: browser.user, signedInAt: browser.signedInAt };
+    const holder: AccountHolder = browser;
     return { h, browser, holder };
   }
 

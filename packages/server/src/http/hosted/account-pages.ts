@@ -21,6 +21,9 @@ export interface AccountBrowser {
   recent: boolean;
   /** When the hosted session began: this browser's last sign-in. */
   signedInAt: number;
+  /** The hosted session's cookie value and its API session: kept by a password change. */
+  cookie: string;
+  sessionId: string | undefined;
 }
 
 /** The user of this browser's live hosted session on the request's tenant, if any. */
@@ -40,6 +43,8 @@ export async function accountBrowser(
     user,
     recent: Date.now() - bound.startedAt <= defaults.mfa.stepUpMs,
     signedInAt: bound.startedAt,
+    cookie,
+    sessionId: bound.sessionId,
   };
 }
 
@@ -53,7 +58,10 @@ const DONE = new Map([
   ['passkey-removed', 'The passkey was removed.'],
   ['totp-added', 'Your authenticator app is set up.'],
   ['factor-removed', 'The authenticator app was removed.'],
-  ['password-changed', 'Your password is changed. Your other sign-ins stay signed in.'],
+  [
+    'password-changed',
+    'Your password is changed, and every other browser and app signed in to your account is signed out.',
+  ],
 ]);
 
 /** The account page of a signed-in browser, one section per kind of factor. */

@@ -102,6 +102,12 @@ export function secondFactorPages(scope: FastifyInstance, ctx: AppContext) {
       });
     };
     if (!token) return expired(reply, h);
+    // A pending sign-in that must set a factor up is finished only by the setup: a
+    // leftover recovery code does not skip it.
+    const pending = await pendingSecondStep(deps, h, token);
+    if (!pending) return expired(reply, h);
+    if (pending.next === 'setup')
+      return seeOther(reply, `/sign-in/setup?${signInQuery(request, h)}`);
     if (!code)
       return again(
         422,

@@ -13,6 +13,7 @@ import {
   startTotp,
   type TotpEnrolment,
 } from '../mfa/index.js';
+import { endUserBrowserSessions } from '../sessions/index.js';
 import type { Tenant } from '../tenants/index.js';
 import {
   checkPassword,
@@ -30,10 +31,15 @@ import type { HostedDeps } from './deps.js';
  * do not count) and writes an audit entry in its transaction.
  */
 
-/** The account's browser: its user, and when its hosted session (its last sign-in) began. */
+/**
+ * The account's browser: its user, when its hosted session (its last sign-in) began, its
+ * cookie value and the API session it is bound to.
+ */
 export interface AccountHolder {
   user: User;
   signedInAt: number;
+  cookie: string;
+  sessionId: string | undefined;
 }
 
 /** reauthentication_required unless the sign-in is recent enough to change factors. */
@@ -156,9 +162,9 @@ export async function replaceAccountRecoveryCodes(
 /**
  * Changes the password: the current one (checked under the failed sign-in policy, so it
  * cannot be guessed here faster than at /sign-in), and a new one under the sign-up rules
- * and the breached-password check. The user's other sessions are kept: the owner changes a
- * password they know, and signing out elsewhere is a separate choice ("Sign out everywhere").
- * A reset by mail (someone may have known the old one) does sign out everywhere.
+ * and the breached-password check. Every other session of the user ends with it (API
+ * sessions and hosted-page browsers; OWASP Session Management: someone may have known the
+ * old one), all but this browser's.
  */
 export async function changeAccountPassword(
   deps: HostedDeps,
@@ -188,6 +194,14 @@ export async function changeAccountPassword(
   const hash = await deps.hasher.hash(input.password);
   await transact(deps.db, deps.bus, async (tx) => {
     await setPasswordHash(tx.db, tenant.id, holder.user.id, hash);
+    const userId = holder.user.id;
+    await deps.sessions.revokeIn(
+      tx,
+      tenant.id,
+      { userId, exceptSessionId: holder.sessionId },
+      'password_changed',
+    );
+    await endUserBrowserSessions(tx.db, tenant.id, userId, holder.cookie);
     await recordAudit(tx.db, {
       tenantId: tenant.id,
       userId: holder.user.id,

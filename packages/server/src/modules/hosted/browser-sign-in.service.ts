@@ -109,12 +109,12 @@ async function browserSessionIn(
   meta: BrowserMeta,
   amr: readonly AuthMethod[] | undefined,
 ): Promise<{ opened: OpenedSession; cookie: string }> {
-  const open = (authenticatedAt?: number) =>
+  const open = (authenticatedAt?: number, methods = amr) =>
     deps.sessions.openIn(tx, h.tenant, user, {
       channel: 'browser',
       ip: meta.ip,
       userAgent: meta.userAgent,
-      amr,
+      amr: methods,
       authenticatedAt,
     });
   const current = meta.returning ? meta.previousCookie : undefined;
@@ -125,8 +125,8 @@ async function browserSessionIn(
       : undefined;
     if (resumed && resumed.user.id === user.id) return { opened: resumed, cookie: current };
     // A new API session on the hosted session's proof: the person authenticated when it
-    // started (how is not kept on it, so no `amr`).
-    const opened = await open(bound?.startedAt);
+    // started, as it says (older hosted sessions kept no `amr`: none).
+    const opened = await open(bound?.startedAt, bound?.amr as AuthMethod[] | undefined);
     await bindBrowserSession(tx.db, current, opened.sessionId);
     return { opened, cookie: current };
   }
@@ -134,7 +134,7 @@ async function browserSessionIn(
   const opened = await open();
   return {
     opened,
-    cookie: await startBrowserSession(tx.db, h.tenant.id, user.id, opened.sessionId),
+    cookie: await startBrowserSession(tx.db, h.tenant.id, user.id, opened.sessionId, amr),
   };
 }
 

@@ -17,7 +17,7 @@ import {
   type TotpEnrolment,
   verifyPasskeySignIn,
 } from '../mfa/index.js';
-import { browserSessionUser } from '../sessions/index.js';
+import { browserSessionBinding, browserSessionUser } from '../sessions/index.js';
 import { getUser, type User } from '../users/index.js';
 import {
   type BrowserMeta,
@@ -60,8 +60,11 @@ export async function pendingSecondStep(
 
 /**
  * The user of a browser's live hosted session, who may go straight back; undefined when
- * there is none, or when the tenant now requires a second factor that the user has not set
- * up (the policy changed since): that browser signs in again and is walked through setup.
+ * there is none, or when its sign-in does not meet what the user's sign-in asks for now:
+ * the tenant requires a factor the user has not set up (the browser signs in again and is
+ * walked through setup), or the user has a second factor and that sign-in did not use two
+ * (a factor added since, or a policy turned on since: a cookie taken with the password
+ * alone brings nothing back).
  */
 export async function returningUserOf(
   deps: HostedDeps,
@@ -69,9 +72,14 @@ export async function returningUserOf(
   cookie: string | undefined,
 ): Promise<User | undefined> {
   const user = cookie ? await browserSessionUser(deps.db, h.tenant.id, cookie) : undefined;
-  if (!user) return undefined;
+  if (!cookie || !user) return undefined;
   const step = await secondStepFor(deps.db, h.tenant, user.id);
-  return step.kind === 'setup' ? undefined : user;
+  if (step.kind === 'setup') return undefined;
+  if (step.kind === 'verify') {
+    const bound = await browserSessionBinding(deps.db, h.tenant.id, cookie);
+    if (!bound?.amr?.includes('mfa')) return undefined;
+  }
+  return user;
 }
 
 /** Finishes a pending sign-in with a code: the browser signed in with `amr` `[…, otp, mfa]`. */

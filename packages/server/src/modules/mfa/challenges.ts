@@ -4,6 +4,7 @@ import { defaults } from '../../config/defaults.js';
 import { sha256Hex } from '../../crypto/hash.js';
 import { LatchkeyError } from '../../errors/index.js';
 import { type Schema, type SessionChannel, type Tx, transact } from '../../storage/index.js';
+import { recordAudit } from '../audit/index.js';
 import type { Window } from '../rate-limit/index.js';
 import type { AuthMethod } from '../sessions/index.js';
 import type { Tenant } from '../tenants/index.js';
@@ -20,11 +21,11 @@ import { claimTotpStep, matchTotp } from './totp.js';
  * `defaults.mfa.accountFailures` per account over all its challenges; past either, 429.
  */
 
-const failuresWindow: Window = {
-  name: 'mfa-account',
-  quota: defaults.mfa.accountFailures.quota,
-  seconds: defaults.mfa.accountFailures.windowSeconds,
-};
+const failureWindows: Window[] = defaults.mfa.accountFailures.map((w, i) => ({
+  name: i === 0 ? 'mfa-account' : 'mfa-account-day',
+  quota: w.quota,
+  seconds: w.windowSeconds,
+}));
 const failuresKey = (tenantId: string, userId: string) => `mfa:${tenantId}:${userId}`;
 
 export function invalidMfaToken(): LatchkeyError {
@@ -135,13 +136,22 @@ export async function redeemChallenge<T>(
   // all slip under a limit: on the account first, then on the challenge (at most 5, even
   // at once). A right code gives the account its attempt back.
   const accountKey = failuresKey(tenant.id, pending.userId);
-  const account = await deps.limiter.consume(accountKey, [failuresWindow]);
-  if (!account.allowed)
+  const account = await deps.limiter.consume(accountKey, failureWindows);
+  if (!account.allowed) {
+    // Written once per window, as the account reaches it: an operator sees the guessing.
+    if (failureWindows.some((w, i) => account.consumed[i] === w.quota + 1))
+      await recordAudit(deps.db, {
+        tenantId: tenant.id,
+        userId: pending.userId,
+        kind: 'second_factor_failures',
+        detail: { failures: account.consumed },
+      });
     throw new LatchkeyError(
       'rate_limited',
       `Too many wrong codes on this account; retry after ${account.retryAfter} s`,
       { headers: { 'retry-after': String(account.retryAfter) } },
     );
+  }
   const hash = sha256Hex(input.token);
   const { attemptsPerChallenge } = defaults.mfa;
   const counted = await deps.db
@@ -173,7 +183,7 @@ export async function redeemChallenge<T>(
       if (user.disabled) throw new LatchkeyError('forbidden', 'This account is disabled');
       return finish(tx, user, [...pending.amr, 'otp', 'mfa']);
     });
-    await deps.limiter.reward(accountKey, failuresWindow);
+    await Promise.all(failureWindows.map((w) => deps.limiter.reward(accountKey, w)));
     return done;
   } catch (error) {
     if (error !== WRONG) throw error;

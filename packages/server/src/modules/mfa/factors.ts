@@ -90,19 +90,21 @@ export async function listFactors(
 }
 
 /**
- * The second factors a user can sign in with: a confirmed authenticator app, a passkey
- * (where the tenant has passkeys on), and recovery codes left (offered only beside a factor
- * of their own: they stand in for a lost device).
+ * The second factors a user holds: a confirmed authenticator app, a passkey, and recovery
+ * codes left (offered only beside a factor of their own: they stand in for a lost device).
+ * A passkey counts even while the tenant has passkeys off: the switch hides the ceremony,
+ * it never drops a user's second factor (such a user finishes with a recovery code, or an
+ * operator resets the factor).
  */
 async function secondFactorsOf(
   db: Kysely<Schema>,
-  tenant: Pick<Tenant, 'id' | 'passkeysEnabled'>,
+  tenant: Pick<Tenant, 'id'>,
   userId: string,
 ): Promise<FactorType[]> {
   const factors = await listFactors(db, tenant.id, userId);
   const types: FactorType[] = [];
   if (factors.some((f) => f.type === 'totp' && f.confirmed)) types.push('totp');
-  if (tenant.passkeysEnabled && factors.some((f) => f.type === 'passkey')) types.push('passkey');
+  if (factors.some((f) => f.type === 'passkey')) types.push('passkey');
   if (types.length && factors.some((f) => f.type === 'recovery_code' && (f.remaining ?? 0) > 0))
     types.push('recovery_code');
   return types;

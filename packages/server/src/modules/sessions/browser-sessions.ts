@@ -10,12 +10,16 @@ import { getUser, type User } from '../users/index.js';
  * goes straight back. Only the hash of the cookie value is stored.
  */
 
-/** A new cookie value each time (no fixation), bound to the API session it opened. */
+/**
+ * A new cookie value each time (no fixation), bound to the API session it opened, with how
+ * the sign-in authenticated (`amr`).
+ */
 export async function startBrowserSession(
   db: Kysely<Schema>,
   tenantId: string,
   userId: string,
   sessionId: string | null = null,
+  amr?: readonly string[],
 ): Promise<string> {
   const value = randomBytes(32).toString('base64url');
   const now = Date.now();
@@ -29,6 +33,7 @@ export async function startBrowserSession(
       expires_at: now + defaults.hosted.browserSessionMs,
       revoked_at: null,
       session_id: sessionId,
+      amr: amr ? JSON.stringify(amr) : null,
     })
     .execute();
   return value;
@@ -51,22 +56,29 @@ export async function browserSessionUser(
 }
 
 /**
- * A live hosted session: the API session it opened (undefined: none) and when it started,
- * which is when its browser last authenticated (undefined: not live).
+ * A live hosted session: the API session it opened (undefined: none), when it started,
+ * which is when its browser last authenticated, and how (`amr`, undefined when not kept);
+ * undefined when not live.
  */
 export async function browserSessionBinding(
   db: Kysely<Schema>,
   tenantId: string,
   value: string,
-): Promise<{ sessionId: string | undefined; startedAt: number } | undefined> {
+): Promise<
+  { sessionId: string | undefined; startedAt: number; amr: string[] | undefined } | undefined
+> {
   const row = await db
     .selectFrom('hosted_sessions')
-    .select(['session_id', 'created_at', 'expires_at', 'revoked_at'])
+    .select(['session_id', 'created_at', 'expires_at', 'revoked_at', 'amr'])
     .where('hash', '=', sha256Hex(value))
     .where('tenant_id', '=', tenantId)
     .executeTakeFirst();
   if (!row || row.revoked_at !== null || row.expires_at <= Date.now()) return undefined;
-  return { sessionId: row.session_id ?? undefined, startedAt: row.created_at };
+  return {
+    sessionId: row.session_id ?? undefined,
+    startedAt: row.created_at,
+    amr: row.amr ? (JSON.parse(row.amr) as string[]) : undefined,
+  };
 }
 
 /** Binds a hosted session to the API session it now resumes. */
@@ -82,19 +94,24 @@ export async function bindBrowserSession(
     .execute();
 }
 
-/** Signs a user's browsers out of the hosted page (password reset, sign out everywhere). */
+/**
+ * Signs a user's browsers out of the hosted page (password reset, sign out everywhere; a
+ * password change keeps the browser that made it, `except` its cookie value).
+ */
 export async function endUserBrowserSessions(
   db: Kysely<Schema>,
   tenantId: string,
   userId: string,
+  except?: string,
 ): Promise<void> {
-  await db
+  let query = db
     .updateTable('hosted_sessions')
     .set({ revoked_at: Date.now() })
     .where('tenant_id', '=', tenantId)
     .where('user_id', '=', userId)
-    .where('revoked_at', 'is', null)
-    .execute();
+    .where('revoked_at', 'is', null);
+  if (except) query = query.where('hash', '!=', sha256Hex(except));
+  await query.execute();
 }
 
 /**

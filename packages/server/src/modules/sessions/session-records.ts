@@ -16,7 +16,12 @@ export interface Session {
 }
 
 /** Which sessions a revocation ends: one, or all of a user's. */
-export type RevokeFilter = { sessionId?: string; userId?: string };
+export type RevokeFilter = {
+  sessionId?: string;
+  userId?: string;
+  /** Every one but this (the browser that asked, on a password change). */
+  exceptSessionId?: string;
+};
 
 function toSession(row: SessionRow): Session {
   const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
@@ -73,7 +78,7 @@ export async function listSessions(
 async function revokeSessionRows(
   db: Kysely<Schema>,
   tenantId: string,
-  filter: { sessionId?: string; userId?: string },
+  filter: RevokeFilter,
   at: number,
   reason: string,
 ): Promise<string[]> {
@@ -84,6 +89,7 @@ async function revokeSessionRows(
     .where('revoked_at', 'is', null);
   if (filter.sessionId) query = query.where('id', '=', filter.sessionId);
   if (filter.userId) query = query.where('user_id', '=', filter.userId);
+  if (filter.exceptSessionId) query = query.where('id', '!=', filter.exceptSessionId);
   const ids = (await query.execute()).map((r) => r.id);
   if (ids.length) {
     await db

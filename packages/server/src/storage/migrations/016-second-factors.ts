@@ -10,6 +10,9 @@ export const secondFactors: Migration = {
    * `mfaToken`).
    */
   async up(db: Kysely<unknown>) {
+    // How the sign-in that started a hosted session authenticated (a JSON `amr`): a
+    // returning browser is let straight back only on a sign-in that met today's factors.
+    await db.schema.alterTable('hosted_sessions').addColumn('amr', 'text').execute();
     await db.schema
       .alterTable('tenants')
       .addColumn('mfa_policy', 'text', (c) => c.notNull().defaultTo('optional'))
@@ -77,5 +80,6 @@ export const secondFactors: Migration = {
     await db.schema.dropTable('totp_factors').execute();
     await db.schema.alterTable('tenants').dropColumn('passkeys_enabled').execute();
     await db.schema.alterTable('tenants').dropColumn('mfa_policy').execute();
+    await db.schema.alterTable('hosted_sessions').dropColumn('amr').execute();
   },
 };
