@@ -2,6 +2,7 @@
  * RFC 6749 section 5.1: an answer that carries a token or a user's data is never stored by
  * a cache (`Cache-Control: no-store`), and no JSON answer is sniffed into another type.
  */
+import { generateSync } from 'otplib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type Body,
@@ -89,6 +90,47 @@ describe.each(DIALECTS)('cache headers on %s', (dialect) => {
     await record(
       'DELETE /v1/users/:userId/sessions',
       await call('DELETE', `/v1/users/${user.userId}/sessions`),
+      204,
+    );
+    // Second factors (docs/design.md §13): an app enrolled, confirmed, listed; codes; the
+    // sign-in it then asks for, finished; the app removed.
+    const factor = await record(
+      'POST /v1/users/:userId/factors',
+      await call('POST', `/v1/users/${user.userId}/factors`, { type: 'totp' }),
+      201,
+    );
+    const step = Math.floor(Date.now() / 1000);
+    await record(
+      'POST /v1/users/:userId/factors/:factorId/confirm',
+      await call('POST', `/v1/users/${user.userId}/factors/${factor.id}/confirm`, {
+        code: generateSync({ secret: factor.secret, epoch: step - 30 }),
+      }),
+      200,
+    );
+    await record(
+      'GET /v1/users/:userId/factors',
+      await call('GET', `/v1/users/${user.userId}/factors`),
+      200,
+    );
+    await record(
+      'POST /v1/users/:userId/recovery-codes',
+      await call('POST', `/v1/users/${user.userId}/recovery-codes`),
+      201,
+    );
+    const pending = await json(
+      await call('POST', '/v1/auth/sign-in', { email: address, password: PASSWORD }),
+    );
+    await record(
+      'POST /v1/auth/sign-in/verify',
+      await call('POST', '/v1/auth/sign-in/verify', {
+        mfaToken: pending.mfaToken,
+        code: generateSync({ secret: factor.secret, epoch: step }),
+      }),
+      200,
+    );
+    await record(
+      'DELETE /v1/users/:userId/factors/:factorId',
+      await call('DELETE', `/v1/users/${user.userId}/factors/${factor.id}`),
       204,
     );
     await record('DELETE /v1/users/:userId', await call('DELETE', `/v1/users/${user.userId}`), 204);
