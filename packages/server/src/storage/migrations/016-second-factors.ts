@@ -39,7 +39,8 @@ export const secondFactors: Migration = {
     await db.schema
       .createIndex('totp_factors_user')
       .on('totp_factors')
-      .columns(['tenant_id', 'user_id'])
+      // User first: a user's deletion cascades by user_id alone.
+      .columns(['user_id', 'tenant_id'])
       .execute();
     await db.schema
       .createTable('recovery_codes')
@@ -55,7 +56,7 @@ export const secondFactors: Migration = {
     await db.schema
       .createIndex('recovery_codes_user')
       .on('recovery_codes')
-      .columns(['tenant_id', 'user_id'])
+      .columns(['user_id', 'tenant_id'])
       .execute();
     await db.schema
       .createTable('mfa_challenges')
@@ -71,6 +72,16 @@ export const secondFactors: Migration = {
       .addColumn('created_at', 'bigint', (c) => c.notNull())
       .addColumn('expires_at', 'bigint', (c) => c.notNull())
       .addColumn('used_at', 'bigint')
+      .execute();
+    await db.schema
+      .createIndex('mfa_challenges_user')
+      .on('mfa_challenges')
+      .column('user_id')
+      .execute();
+    await db.schema
+      .createIndex('mfa_challenges_expiry')
+      .on('mfa_challenges')
+      .column('expires_at')
       .execute();
   },
 

@@ -28,7 +28,8 @@ export const passkeys: Migration = {
     await db.schema
       .createIndex('passkeys_tenant_user')
       .on('passkeys')
-      .columns(['tenant_id', 'user_id'])
+      // User first: a user's deletion cascades by user_id alone.
+      .columns(['user_id', 'tenant_id'])
       .execute();
     await db.schema
       .createTable('passkey_challenges')
@@ -46,6 +47,11 @@ export const passkeys: Migration = {
       .createIndex('passkey_challenges_expiry')
       .on('passkey_challenges')
       .column('expires_at')
+      .execute();
+    await db.schema
+      .createIndex('passkey_challenges_user')
+      .on('passkey_challenges')
+      .column('user_id')
       .execute();
   },
 
