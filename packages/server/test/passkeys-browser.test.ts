@@ -134,7 +134,11 @@ describe.skipIf(!HAVE_CHROMIUM)('passkeys on the hosted pages in Chromium', () =
       page.on('request', (r) => requests.push(`${r.method()} ${new URL(r.url()).pathname}`));
       const problems: string[] = [];
       page.on('console', (m) => {
-        if (m.type() === 'error' || m.type() === 'warning') problems.push(m.text());
+        // The browser's own favicon request to the caller's page (which has none) is no
+        // problem of ours; everything else is, with where it came from.
+        if (m.location().url.endsWith('/favicon.ico')) return;
+        if (m.type() === 'error' || m.type() === 'warning')
+          problems.push(`${m.text()} (${m.location().url})`);
       });
       const pageResponse = await page.goto(hosted('/sign-in'));
       const html = (await pageResponse?.body())?.length ?? 0;
