@@ -153,6 +153,67 @@ export const COMMANDS: Readonly<Record<string, Command>> = {
       },
     },
   },
+  app: {
+    summary:
+      "create, list, show and delete applications (the OAuth clients of a tenant's OpenID Provider)",
+    subcommands: {
+      create: {
+        usage: 'app create --tenant ID --name NAME --type spa|native|web|m2m [options]',
+        about:
+          'Creates an application, an OAuth client whose id starts app_; web and m2m apps get a client secret, printed only once.',
+        options: [
+          ['--tenant ID', 'the tenant (required)'],
+          ['--name NAME', 'the name users see (required)'],
+          [
+            '--type spa|native|web|m2m',
+            'spa and native: public clients with PKCE; web: a server with a secret; m2m: client credentials only (required)',
+          ],
+          [
+            '--redirect-uri URL',
+            'where sign-in returns, matched exactly; repeat for each (required but for m2m; https, http only for localhost on development tenants; native: also http://127.0.0.1 and com.example.app:/path)',
+          ],
+          ['--post-logout-redirect-uri URL', 'where sign-out may return; repeatable'],
+          JSON_FLAG,
+        ],
+        example:
+          'latchkey app create --tenant TENANT_ID --name Dashboard --type web --redirect-uri https://app.example.com/callback',
+      },
+      list: {
+        usage: 'app list --tenant ID [--json]',
+        about: "Lists a tenant's applications: id, type and name.",
+        options: [['--tenant ID', 'the tenant (required)'], JSON_FLAG],
+        example: 'latchkey app list --tenant TENANT_ID',
+      },
+      show: {
+        usage: 'app show --tenant ID APP_ID [--json]',
+        about:
+          'Shows an application: its type, redirect URIs and whether an old secret still works. Never its secret.',
+        options: [['--tenant ID', 'the tenant (required)'], JSON_FLAG],
+        example: 'latchkey app show --tenant TENANT_ID APP_ID',
+      },
+      delete: {
+        usage: 'app delete --tenant ID APP_ID [--json]',
+        about:
+          'Deletes an application with its codes, refresh tokens and grants; its client id stops working.',
+        options: [['--tenant ID', 'the tenant (required)'], JSON_FLAG],
+        example: 'latchkey app delete --tenant TENANT_ID APP_ID',
+      },
+      'rotate-secret': {
+        usage: 'app rotate-secret --tenant ID APP_ID [--grace 24h] [--json]',
+        about:
+          'Gives a web or m2m application a new client secret, printed only once; the old one keeps working for the grace period.',
+        options: [
+          ['--tenant ID', 'the tenant (required)'],
+          [
+            '--grace DURATION',
+            'how long the old secret still works: 30m, 24h, 7d, at most 30d, or 0 (default 24h)',
+          ],
+          JSON_FLAG,
+        ],
+        example: 'latchkey app rotate-secret --tenant TENANT_ID APP_ID --grace 1h',
+      },
+    },
+  },
   provider: {
     summary: 'set up social sign-in providers',
     subcommands: {

@@ -4,6 +4,7 @@ import { LatchkeyError } from '../errors/index.js';
 import { openMasterSecret } from '../modules/master-secret/index.js';
 import { migrateToLatest, openDatabase, type Publisher } from '../storage/index.js';
 import { adminCommand } from './admin.js';
+import { appCommand } from './app.js';
 import { UsageError } from './args.js';
 import { COMMANDS, formatCommandHelp, formatHelp, formatUsage } from './help.js';
 import { keysCommand } from './keys.js';
@@ -138,6 +139,11 @@ export async function runCli(
       case 'keys':
         await withDatabase(config, output, (database) =>
           keysCommand({ db: database.db, bus: cliBus(config, output) }, args, output),
+        );
+        return 0;
+      case 'app':
+        await withDatabase(config, output, (database) =>
+          appCommand({ db: database.db, bus: cliBus(config, output) }, args, output),
         );
         return 0;
       case 'provider':

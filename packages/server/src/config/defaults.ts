@@ -88,6 +88,18 @@ export const defaults = {
     /** Factors one user may hold of each kind (unconfirmed apps included). */
     maxTotpFactors: 5,
   },
+  /**
+   * docs/design.md §14, the OpenID Provider: after `app rotate-secret` the old secret of an
+   * app keeps working for a day unless told otherwise (`--grace`), 30 days at most. Each
+   * instance keeps the providers of up to 500 tenants, each for a minute at most (within
+   * the 5 minutes a retired signing key stays published).
+   */
+  oauth: {
+    secretGraceMs: 24 * 3_600_000,
+    maxSecretGraceMs: 30 * 86_400_000,
+    providerCacheMs: 60_000,
+    maxProviders: 500,
+  },
   /** RFC 5321 section 4.5.3.1.3: a path holds 256 octets, so an address at most 254. */
   email: { maxLength: 254 },
   /**

@@ -28,6 +28,8 @@ export interface TenantsTable {
   mfa_policy: ColumnType<string, string | undefined, string>;
   /** 1: passkeys offered on the hosted pages (migration 016). */
   passkeys_enabled: ColumnType<number, number | undefined, number>;
+  /** 1: RFC 7591 dynamic registration at `/t/{id}/oauth/register` (migration 018). */
+  dynamic_registration: ColumnType<number, number | undefined, number>;
   created_at: Millis;
   updated_at: Millis;
 }
@@ -105,10 +107,18 @@ export interface SessionsTable {
   amr: string | null;
   /** When the person authenticated (`auth_time`); null before migration 015: `created_at`. */
   authenticated_at: Millis | null;
+  /** docs/design.md §14: the OAuth grant (node-oidc-provider's) an `oauth` session serves. */
+  oauth_grant_id: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The app (`app_…`) an `oauth` session's tokens were issued to. */
+  oauth_client_id: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
-/** The client a session's refresh tokens were issued to; they work only there. */
-export type SessionChannel = 'server' | 'browser';
+/**
+ * The client a session's refresh tokens were issued to; they work only there. `oauth`:
+ * an app of the tenant's OpenID Provider (docs/design.md §14), whose refresh tokens are
+ * node-oidc-provider's.
+ */
+export type SessionChannel = 'server' | 'browser' | 'oauth';
 
 export interface RefreshTokensTable {
   /** SHA-256 of the opaque token, hex. */
@@ -335,6 +345,52 @@ export interface MfaChallengesTable {
   used_at: Millis | null;
 }
 
+/** An application (OAuth client) of a tenant's OpenID Provider (docs/design.md §14). */
+export interface AppsTable {
+  /** `app_` and 24 base62 characters: the `client_id`. */
+  id: string;
+  tenant_id: string;
+  name: string;
+  type: AppType;
+  /** JSON array of absolute URIs, matched exactly. */
+  redirect_uris: string;
+  /** JSON array of absolute URIs, matched exactly. */
+  post_logout_redirect_uris: string;
+  /** SHA-256 of the client secret, hex; null for public clients (spa, native). */
+  secret_hash: string | null;
+  /** The secret before the last rotation, accepted until `previous_secret_expires_at`. */
+  previous_secret_hash: string | null;
+  previous_secret_expires_at: Millis | null;
+  /** 1: a confidential client may leave PKCE out. */
+  pkce_optional: ColumnType<number, number | undefined, number>;
+  /** 1: made by an operator (no consent page); 0: registered through RFC 7591. */
+  first_party: ColumnType<number, number | undefined, number>;
+  /** JSON object: further client metadata of a dynamically registered app. */
+  metadata: string | null;
+  created_at: Millis;
+  updated_at: Millis;
+}
+
+export type AppType = 'spa' | 'native' | 'web' | 'm2m';
+
+/** What node-oidc-provider stores through its adapter (docs/design.md §14), one row each. */
+export interface OauthArtifactsTable {
+  tenant_id: string;
+  /** The provider's model name: Session, Interaction, AuthorizationCode, RefreshToken, Grant… */
+  model: string;
+  id: string;
+  /** The model's payload, JSON. */
+  payload: string;
+  grant_id: string | null;
+  uid: string | null;
+  client_id: string | null;
+  /** The Latchkey session of a refresh token. */
+  session_id: string | null;
+  expires_at: Millis | null;
+  consumed_at: Millis | null;
+  created_at: Millis;
+}
+
 export interface Schema {
   tenants: TenantsTable;
   api_keys: ApiKeysTable;
@@ -359,6 +415,8 @@ export interface Schema {
   totp_factors: TotpFactorsTable;
   recovery_codes: RecoveryCodesTable;
   mfa_challenges: MfaChallengesTable;
+  apps: AppsTable;
+  oauth_artifacts: OauthArtifactsTable;
 }
 
 export type TenantRow = Selectable<TenantsTable>;
@@ -376,3 +434,4 @@ export type AdminRow = Selectable<AdminsTable>;
 export type AdminSessionRow = Selectable<AdminSessionsTable>;
 export type AuditEventRow = Selectable<AuditEventsTable>;
 export type PasskeyRow = Selectable<PasskeysTable>;
+export type AppRow = Selectable<AppsTable>;

@@ -8,6 +8,7 @@ export {
   type KeyKind,
   KeyResolver,
   listKeys,
+  randomBase62,
   revokeKey,
   SCOPES,
   type Scope,

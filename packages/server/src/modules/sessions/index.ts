@@ -23,7 +23,7 @@ export {
   type OpenedSession,
   type TokenSet,
 } from './session-issuing.js';
-export type { Session } from './session-records.js';
+export { openOAuthSession, revokeSessionsIn, type Session } from './session-records.js';
 export type { SessionUser } from './session-state.js';
 export { Sessions, type SessionsDeps } from './sessions.service.js';
 export {

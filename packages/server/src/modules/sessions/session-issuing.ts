@@ -210,6 +210,8 @@ export class SessionIssuer {
       channel: meta.channel,
       amr: meta.amr === undefined ? null : JSON.stringify(meta.amr),
       authenticated_at: meta.authenticatedAt ?? now,
+      oauth_grant_id: null,
+      oauth_client_id: null,
     };
     await insertSession(tx.db, row);
     const opened = { sessionId: row.id, user, authentication: authenticationOf(row) };

@@ -1,4 +1,6 @@
+import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
+import { defaults } from '../../config/defaults.js';
 import { LatchkeyError } from '../../errors/index.js';
 import { isUuid, type Schema, type SessionRow, type Tx } from '../../storage/index.js';
 import { endBrowserSessionsOf } from './browser-sessions.js';
@@ -15,10 +17,11 @@ export interface Session {
   userAgent: string | null;
 }
 
-/** Which sessions a revocation ends: one, or all of a user's. */
+/** Which sessions a revocation ends: one, all of a user's, or those of an OAuth grant. */
 export type RevokeFilter = {
   sessionId?: string;
   userId?: string;
+  oauthGrantId?: string;
   /** Every one but this (the browser that asked, on a password change). */
   exceptSessionId?: string;
 };
@@ -52,6 +55,48 @@ export async function revokeSessionsIn(
   await endBrowserSessionsOf(tx.db, tenantId, ids);
   for (const id of ids) tx.invalidate(`session:${id}`);
   return ids;
+}
+
+/**
+ * docs/design.md §14: the session of the tokens an app of the tenant's OpenID Provider gets
+ * from one authorization code (channel `oauth`; its refresh tokens are the provider's).
+ * Its access tokens carry its id as `sid`, so introspection and sign-out treat them like
+ * any other; it ends when the grant is revoked. Returns its id.
+ */
+export async function openOAuthSession(
+  db: Kysely<Schema>,
+  input: {
+    tenantId: string;
+    userId: string;
+    grantId: string;
+    clientId: string;
+    amr: string[] | undefined;
+    authenticatedAt: number;
+  },
+): Promise<string> {
+  const now = Date.now();
+  const id = randomUUID();
+  await db
+    .insertInto('sessions')
+    .values({
+      id,
+      tenant_id: input.tenantId,
+      user_id: input.userId,
+      created_at: now,
+      last_used_at: now,
+      expires_at: now + defaults.sessions.lifetimeMs,
+      revoked_at: null,
+      revoked_reason: null,
+      ip: null,
+      user_agent: null,
+      channel: 'oauth',
+      amr: input.amr === undefined ? null : JSON.stringify(input.amr),
+      authenticated_at: input.authenticatedAt,
+      oauth_grant_id: input.grantId,
+      oauth_client_id: input.clientId,
+    })
+    .execute();
+  return id;
 }
 
 /** One session of the tenant; not_found when it has no such session. */
@@ -90,6 +135,7 @@ async function revokeSessionRows(
   if (filter.sessionId) query = query.where('id', '=', filter.sessionId);
   if (filter.userId) query = query.where('user_id', '=', filter.userId);
   if (filter.exceptSessionId) query = query.where('id', '!=', filter.exceptSessionId);
+  if (filter.oauthGrantId) query = query.where('oauth_grant_id', '=', filter.oauthGrantId);
   const ids = (await query.execute()).map((r) => r.id);
   if (ids.length) {
     await db

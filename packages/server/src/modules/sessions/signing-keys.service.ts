@@ -102,18 +102,36 @@ export class SigningKeys {
    * to make it may both succeed: both keys are published and the newest signs.)
    */
   async active(tenantId: string): Promise<{ kid: string; key: Key }> {
-    const now = Date.now();
-    const row =
-      (await findSigningKey(this.#db, tenantId, now)) ?? (await this.#create(tenantId, now));
+    const row = await this.#activeRow(tenantId);
     let key = this.#private.get(row.id);
     if (!key) {
-      const jwk = JSON.parse(
-        await this.#box.open(row.private_jwe, ...sealedAs(tenantId, row.id)),
-      ) as JWK;
-      key = (await importJWK(jwk, SIGNING_ALG)) as Key;
+      key = (await importJWK(await this.#privateJwk(tenantId, row), SIGNING_ALG)) as Key;
       this.#private.set(row.id, key);
     }
     return { kid: row.id, key };
+  }
+
+  /**
+   * The signing key as a private JWK with its `kid`, `alg` and `use`, for node-oidc-provider's
+   * keystore (docs/design.md §14), which signs ID tokens and access tokens with it.
+   */
+  async activeJwk(tenantId: string): Promise<JWK & { kid: string }> {
+    const row = await this.#activeRow(tenantId);
+    return {
+      ...(await this.#privateJwk(tenantId, row)),
+      kid: row.id,
+      alg: SIGNING_ALG,
+      use: 'sig',
+    };
+  }
+
+  async #activeRow(tenantId: string): Promise<SigningKeyRow> {
+    const now = Date.now();
+    return (await findSigningKey(this.#db, tenantId, now)) ?? (await this.#create(tenantId, now));
+  }
+
+  async #privateJwk(tenantId: string, row: SigningKeyRow): Promise<JWK> {
+    return JSON.parse(await this.#box.open(row.private_jwe, ...sealedAs(tenantId, row.id))) as JWK;
   }
 
   /**

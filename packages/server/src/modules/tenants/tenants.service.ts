@@ -318,6 +318,7 @@ export async function createTenant(db: Kysely<Schema>, input: TenantInput): Prom
     password_enabled: input.passwordEnabled === false ? 0 : 1,
     mfa_policy: input.mfaPolicy ?? defaults.mfa.policy,
     passkeys_enabled: input.passkeysEnabled === false ? 0 : 1,
+    dynamic_registration: 0,
     logo_url: input.logoUrl || null,
     primary_color: input.primaryColor?.toLowerCase() || null,
     audience: input.audience || null,

@@ -17,6 +17,7 @@ import { identityPictures } from './014-identity-pictures.js';
 import { sessionAuthentication } from './015-session-authentication.js';
 import { secondFactors } from './016-second-factors.js';
 import { passkeys } from './017-passkeys.js';
+import { oauth } from './018-oauth.js';
 
 /** One ordered set of migrations serves SQLite and PostgreSQL alike. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -37,6 +38,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '015-session-authentication': sessionAuthentication,
   '016-second-factors': secondFactors,
   '017-passkeys': passkeys,
+  '018-oauth': oauth,
 };
 
 /**

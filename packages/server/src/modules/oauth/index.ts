@@ -1,0 +1,9 @@
+export {
+  APP_TYPES,
+  type App,
+  createApp,
+  deleteApp,
+  getApp,
+  listApps,
+  rotateAppSecret,
+} from './apps.service.js';
