@@ -333,7 +333,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/t/{tenantId}/.well-known/openid-configuration": {
+    "/t/{tenantId}/oauth/userinfo": {
         parameters: {
             query?: never;
             header?: never;
@@ -341,32 +341,16 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The tenant's authorization server metadata (RFC 8414, OpenID Connect Discovery)
-         * @description The hosted sign-in page is the authorization endpoint; it takes Latchkey's own parameters (pk, redirect_url, state, code_challenge) and answers in the URL fragment only.
+         * The signed-in user's claims (OpenID Connect Core section 5.3)
+         * @description Bearer access token of the tenant, with the `openid` scope; the claims its scopes allow (`email`, `profile`). Errors are RFC 6750 (`WWW-Authenticate`).
          */
-        get: operations["getOpenIdConfiguration"];
+        get: operations["oauthUserinfoGet"];
         put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/.well-known/oauth-authorization-server/t/{tenantId}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
         /**
-         * The tenant's authorization server metadata (RFC 8414, OpenID Connect Discovery)
-         * @description The hosted sign-in page is the authorization endpoint; it takes Latchkey's own parameters (pk, redirect_url, state, code_challenge) and answers in the URL fragment only.
+         * The signed-in user's claims (OpenID Connect Core section 5.3)
+         * @description Bearer access token of the tenant, with the `openid` scope; the claims its scopes allow (`email`, `profile`). Errors are RFC 6750 (`WWW-Authenticate`).
          */
-        get: operations["getAuthorizationServerMetadata"];
-        put?: never;
-        post?: never;
+        post: operations["oauthUserinfoPost"];
         delete?: never;
         options?: never;
         head?: never;
@@ -464,6 +448,194 @@ export interface paths {
          * @description Inactive when the token is invalid, expired, of another tenant, or its session is revoked or its user disabled or deleted. A missing `token` is a bad request (400).
          */
         post: operations["introspectToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/t/{tenantId}/.well-known/openid-configuration": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The tenant's OpenID Provider metadata (OpenID Connect Discovery 1.0)
+         * @description Served by the tenant's OpenID Provider (node-oidc-provider; docs/design.md §14). OAuth errors are `{ "error", "error_description" }` (RFC 6749 section 5.2), not problem documents.
+         */
+        get: operations["getOpenIdConfiguration"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/.well-known/oauth-authorization-server/t/{tenantId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The tenant's authorization server metadata (RFC 8414)
+         * @description Served by the tenant's OpenID Provider (node-oidc-provider; docs/design.md §14). OAuth errors are `{ "error", "error_description" }` (RFC 6749 section 5.2), not problem documents.
+         */
+        get: operations["getAuthorizationServerMetadata"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/t/{tenantId}/oauth/authorize": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Authorization endpoint (authorization code with PKCE S256)
+         * @description Served by the tenant's OpenID Provider (node-oidc-provider; docs/design.md §14). OAuth errors are `{ "error", "error_description" }` (RFC 6749 section 5.2), not problem documents.
+         */
+        get: operations["oauthAuthorizeGET"];
+        put?: never;
+        /**
+         * Authorization endpoint (authorization code with PKCE S256)
+         * @description Served by the tenant's OpenID Provider (node-oidc-provider; docs/design.md §14). OAuth errors are `{ "error", "error_description" }` (RFC 6749 section 5.2), not problem documents.
+         */
+        post: operations["oauthAuthorizePOST"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/t/{tenantId}/oauth/authorize/{uid}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Where a finished sign-in resumes its authorization request
+         * @description Served by the tenant's OpenID Provider (node-oidc-provider; docs/design.md §14). OAuth errors are `{ "error", "error_description" }` (RFC 6749 section 5.2), not problem documents.
+         */
+        get: operations["oauthAuthorizeResume"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/t/{tenantId}/oauth/token": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Token endpoint: authorization_code, refresh_token (rotated), client_credentials (m2m apps)
+         * @description Served by the tenant's OpenID Provider (node-oidc-provider; docs/design.md §14). OAuth errors are `{ "error", "error_description" }` (RFC 6749 section 5.2), not problem documents.
+         */
+        post: operations["oauthToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/t/{tenantId}/oauth/revoke": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Token revocation (RFC 7009): a refresh token ends its grant and session
+         * @description Served by the tenant's OpenID Provider (node-oidc-provider; docs/design.md §14). OAuth errors are `{ "error", "error_description" }` (RFC 6749 section 5.2), not problem documents.
+         */
+        post: operations["oauthRevoke"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/t/{tenantId}/oauth/end-session": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * RP-initiated logout (OpenID Connect RP-Initiated Logout 1.0)
+         * @description Served by the tenant's OpenID Provider (node-oidc-provider; docs/design.md §14). OAuth errors are `{ "error", "error_description" }` (RFC 6749 section 5.2), not problem documents.
+         */
+        get: operations["oauthEndSessionGET"];
+        put?: never;
+        /**
+         * RP-initiated logout (OpenID Connect RP-Initiated Logout 1.0)
+         * @description Served by the tenant's OpenID Provider (node-oidc-provider; docs/design.md §14). OAuth errors are `{ "error", "error_description" }` (RFC 6749 section 5.2), not problem documents.
+         */
+        post: operations["oauthEndSessionPOST"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/t/{tenantId}/oauth/end-session/confirm": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The logout page's answer
+         * @description Served by the tenant's OpenID Provider (node-oidc-provider; docs/design.md §14). OAuth errors are `{ "error", "error_description" }` (RFC 6749 section 5.2), not problem documents.
+         */
+        post: operations["oauthEndSessionConfirm"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/t/{tenantId}/oauth/end-session/success": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Signed out, when the app gave no post_logout_redirect_uri
+         * @description Served by the tenant's OpenID Provider (node-oidc-provider; docs/design.md §14). OAuth errors are `{ "error", "error_description" }` (RFC 6749 section 5.2), not problem documents.
+         */
+        get: operations["oauthEndSessionSuccess"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -2075,7 +2247,7 @@ export interface operations {
             };
         };
     };
-    getOpenIdConfiguration: {
+    oauthUserinfoGet: {
         parameters: {
             query?: never;
             header?: never;
@@ -2093,30 +2265,40 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        issuer: string;
-                        authorization_endpoint: string;
-                        jwks_uri: string;
-                        introspection_endpoint: string;
-                        introspection_endpoint_auth_methods_supported: string[];
-                        response_types_supported: string[];
-                        response_modes_supported: string[];
-                        grant_types_supported: string[];
-                        subject_types_supported: string[];
+                        sub: string;
+                        email?: string;
+                        email_verified?: boolean;
+                        name?: string;
                     };
                 };
             };
-            /** @description Not found (not_found) */
-            404: {
+            /** @description Default Response */
+            401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/json": {
+                        error: string;
+                        error_description: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: string;
+                        error_description: string;
+                    };
                 };
             };
         };
     };
-    getAuthorizationServerMetadata: {
+    oauthUserinfoPost: {
         parameters: {
             query?: never;
             header?: never;
@@ -2134,25 +2316,35 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        issuer: string;
-                        authorization_endpoint: string;
-                        jwks_uri: string;
-                        introspection_endpoint: string;
-                        introspection_endpoint_auth_methods_supported: string[];
-                        response_types_supported: string[];
-                        response_modes_supported: string[];
-                        grant_types_supported: string[];
-                        subject_types_supported: string[];
+                        sub: string;
+                        email?: string;
+                        email_verified?: boolean;
+                        name?: string;
                     };
                 };
             };
-            /** @description Not found (not_found) */
-            404: {
+            /** @description Default Response */
+            401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/json": {
+                        error: string;
+                        error_description: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: string;
+                        error_description: string;
+                    };
                 };
             };
         };
@@ -2558,6 +2750,227 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
+            };
+        };
+    };
+    getOpenIdConfiguration: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                tenantId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    getAuthorizationServerMetadata: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                tenantId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    oauthAuthorizeGET: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                tenantId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    oauthAuthorizePOST: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                tenantId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    oauthAuthorizeResume: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                tenantId: string;
+                uid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    oauthToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                tenantId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    oauthRevoke: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                tenantId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    oauthEndSessionGET: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                tenantId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    oauthEndSessionPOST: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                tenantId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    oauthEndSessionConfirm: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                tenantId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    oauthEndSessionSuccess: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                tenantId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };

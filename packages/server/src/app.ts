@@ -24,6 +24,7 @@ import { clientRoutes } from './http/routes/client.js';
 import { factorRoutes } from './http/routes/factors.js';
 import { hostedPageRoutes } from './http/routes/hosted-pages.js';
 import { introspectionRoutes } from './http/routes/introspection.js';
+import { hostedSide, oauthRoutes } from './http/routes/oauth.js';
 import { operationsRoutes } from './http/routes/operations.js';
 import { sdkRoutes } from './http/routes/sdk.js';
 import { sdkPackageRoutes } from './http/routes/sdk-packages.js';
@@ -35,6 +36,7 @@ import { createMailer } from './modules/email/index.js';
 import { VerifiedTokens } from './modules/introspection/index.js';
 import { KeyResolver } from './modules/keys/index.js';
 import { openMasterSecret } from './modules/master-secret/index.js';
+import { OAuthProviders } from './modules/oauth/registry.js';
 import { answerObserver, createMetrics, requestObserver } from './modules/observability/metrics.js';
 import { RateLimitService } from './modules/rate-limit/index.js';
 import { startRetention } from './modules/retention/index.js';
@@ -204,6 +206,19 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     verifiedTokens: new VerifiedTokens(bus, defaults.verifiedTokens),
     authUrl: config.publicUrl,
     signInPolicy: options.signInPolicy ?? defaults.signInFailures,
+    oauthProviders: new OAuthProviders(
+      {
+        db: database.db,
+        bus,
+        authUrl: config.publicUrl,
+        signingKeys,
+        secret: config.secret,
+        introspectionUrl: `${config.publicUrl}${INTROSPECT_PATH}`,
+        proxy: config.trustProxy !== false && config.trustProxy !== undefined,
+        hosted: hostedSide({ db: database.db, authUrl: config.publicUrl }),
+      },
+      bus,
+    ),
     hasher: createPasswordHasher(config.argon2),
     breached: createBreachedPasswords({
       url: config.breachedPasswordsUrl,
@@ -275,6 +290,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   factorRoutes(app, ctx);
   introspectionRoutes(app, ctx);
   wellKnownRoutes(app, ctx);
+  oauthRoutes(app, ctx);
   hostedPageRoutes(app, ctx);
   clientRoutes(app, ctx);
   adminRoutes(app, ctx);

@@ -22,31 +22,43 @@ describe.each(DIALECTS)('authorization server metadata on %s', (dialect) => {
     const document = await json(oidc);
     expect(await json(rfc8414)).toEqual(document);
     const issuer = `${app.url}/t/${t.tenant.id}`;
-    expect(document).toEqual({
+    // OpenID Connect Discovery 1.0 section 3 and RFC 8414 section 2, as docs/design.md §14 says.
+    expect(document).toMatchObject({
       issuer,
-      authorization_endpoint: `${app.url}/sign-in`,
+      authorization_endpoint: `${issuer}/oauth/authorize`,
+      token_endpoint: `${issuer}/oauth/token`,
+      userinfo_endpoint: `${issuer}/oauth/userinfo`,
+      revocation_endpoint: `${issuer}/oauth/revoke`,
+      end_session_endpoint: `${issuer}/oauth/end-session`,
       jwks_uri: `${issuer}/.well-known/jwks.json`,
       introspection_endpoint: `${app.url}/api/auth/introspect`,
       introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
-      response_types_supported: ['token'],
-      response_modes_supported: ['fragment'],
-      grant_types_supported: ['implicit'],
+      response_types_supported: ['code'],
+      grant_types_supported: ['authorization_code', 'refresh_token', 'client_credentials'],
+      code_challenge_methods_supported: ['S256'],
+      id_token_signing_alg_values_supported: ['RS256'],
+      scopes_supported: ['openid', 'profile', 'email', 'offline_access'],
+      token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
       subject_types_supported: ['public'],
+      authorization_response_iss_parameter_supported: true,
     });
+    expect(document.claims_supported).toEqual(
+      expect.arrayContaining(['sub', 'email', 'email_verified', 'name', 'auth_time', 'amr']),
+    );
+    // Not the implicit flow RFC 9700 section 2.1.2 says not to use; no registration unless on.
+    expect(document.response_types_supported).not.toContain('token');
+    expect(document.registration_endpoint).toBeUndefined();
   });
 
-  it('names endpoints that answer: the sign-in page, a non-empty JWKS, introspection', async () => {
+  it('names endpoints that answer: authorization, a non-empty JWKS, introspection', async () => {
     const document = await json(
       await app.request(`/.well-known/oauth-authorization-server/t/${t.tenant.id}`),
     );
-    const page = await fetch(
-      `${document.authorization_endpoint}?${new URLSearchParams({
-        pk: t.publishableKey,
-        redirect_url: 'http://localhost:5173/callback',
-      })}`,
-    );
-    expect(page.status).toBe(200);
-    expect(await page.text()).toContain('<form');
+    // Without a client: the provider's error page (never a redirect to an unchecked URI).
+    const page = await fetch(`${document.authorization_endpoint}?response_type=code`);
+    expect(page.status).toBe(400);
+    expect(page.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(await page.text()).toContain('client_id');
     const jwks = await json(await fetch(document.jwks_uri));
     expect(jwks.keys).toHaveLength(1);
     const introspection = await fetch(document.introspection_endpoint, {

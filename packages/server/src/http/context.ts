@@ -7,6 +7,7 @@ import type { Mailer } from '../modules/email/index.js';
 import { type HostedDeps, mailAddressConfirmation } from '../modules/hosted/index.js';
 import type { ActiveClaims, VerifiedTokens } from '../modules/introspection/index.js';
 import type { KeyContext, KeyResolver } from '../modules/keys/index.js';
+import type { OAuthProviders } from '../modules/oauth/registry.js';
 import type { Metrics } from '../modules/observability/metrics.js';
 import type { RateLimitService } from '../modules/rate-limit/index.js';
 import type { AccountDeps, Sessions, SigningKeys } from '../modules/sessions/index.js';
@@ -41,6 +42,8 @@ export interface AppContext {
   /** `{auth_url}` of docs/design.md §3: hosted pages, JWKS and token issuers live here. */
   authUrl: string;
   signInPolicy: SignInPolicy;
+  /** Each tenant's OpenID Provider (docs/design.md §14), built on first use. */
+  oauthProviders: OAuthProviders;
 }
 
 declare module 'fastify' {

@@ -298,3 +298,52 @@ ${field({ name: 'name', id: 'name', label: 'Name', autocomplete: 'name', value: 
 </form>${onward(p.link)}`,
   );
 }
+
+/** What each scope an app may ask for lets it have, in the words the consent page uses. */
+const SCOPE_WORDS: Record<string, string> = {
+  openid: 'Know who you are (your account id)',
+  email: 'See your e-mail address',
+  profile: 'See your name',
+  offline_access: 'Stay connected when you are away (a refresh token)',
+};
+
+/**
+ * The consent page of an OpenID Provider's sign-in (docs/design.md §14): which app asks,
+ * what for, as which account, where it returns; Allow or Deny.
+ */
+export function consentPage(p: {
+  ctx: PageContext;
+  app: string;
+  email: string;
+  scopes: string[];
+  returnsTo: string;
+  action: string;
+  csrf: string;
+  /** The sign-in page for another account, which comes back here. */
+  switchTo: string;
+}): Html {
+  const asks = p.scopes.map((scope) => SCOPE_WORDS[scope] ?? scope);
+  return layout(
+    p.ctx,
+    `Allow ${p.app}?`,
+    html`<p><strong>${p.app}</strong> asks to:</p>
+<ul class="asks">${asks.map((ask) => html`<li>${ask}</li>`)}</ul>
+<p>You are signed in as <strong>${p.email}</strong>. Allowing takes you to ${p.returnsTo}.</p>
+<form method="post" action="${p.action}">${csrfField(p.csrf)}<button type="submit" name="decision" value="allow" autofocus>Allow</button><button type="submit" name="decision" value="deny" class="secondary">Deny</button></form>
+${onward({ href: p.switchTo, text: 'Use another account' })}`,
+  );
+}
+
+/**
+ * RP-initiated logout's question (docs/design.md §14), around node-oidc-provider's own
+ * form (its action and anti-forgery field, `form`): sign out of the tenant, or stay.
+ */
+export function logoutPage(p: { ctx: PageContext; form: Html; app: string | undefined }): Html {
+  const name = p.ctx.tenant?.name ?? 'this service';
+  return layout(
+    p.ctx,
+    'Sign out',
+    html`<p>${p.app ? `${p.app} asks to sign you out of ${name} on this browser.` : `Sign out of ${name} on this browser?`}</p>
+${p.form}<button type="submit" form="op.logoutForm" name="logout" value="yes" autofocus>Sign out</button><button type="submit" form="op.logoutForm" class="secondary">Stay signed in</button>`,
+  );
+}

@@ -67,7 +67,7 @@ export function secondFactorPages(scope: FastifyInstance, ctx: AppContext) {
         recoveryOffered: p.factors.includes('recovery_code'),
         alert: p.alert,
       }),
-      [h.redirectUrl.origin],
+      h.formTo,
       passkey,
     );
   };
@@ -215,7 +215,7 @@ export function secondFactorPages(scope: FastifyInstance, ctx: AppContext) {
           action: `/sign-in/continue?${signInQuery(request, h)}`,
           csrf: reply.generateCsrf(),
         }),
-        [h.redirectUrl.origin],
+        h.formTo,
       );
     } catch (error) {
       if (!(error instanceof LatchkeyError)) throw error;

@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { defaults } from '../../config/defaults.js';
 import { LatchkeyError } from '../../errors/index.js';
 import {
   type HostedRequest,
@@ -31,7 +32,7 @@ export function signInPages(scope: FastifyInstance, ctx: AppContext) {
   const deps = hostedDeps(ctx);
   /** The user of this browser's live hosted session who may go straight back, if any. */
   const returningUser = (request: FastifyRequest, h: HostedRequest) =>
-    returningUserOf(deps, h, currentBrowserCookie(ctx, request, h));
+    returningUserOf(deps, h.tenant, currentBrowserCookie(ctx, request, h));
 
   /** The sign-in form, again with what was typed and what went wrong when `extra` says so. */
   const showSignIn = async (
@@ -53,7 +54,7 @@ export function signInPages(scope: FastifyInstance, ctx: AppContext) {
         passkeys: passkeysOn(ctx, h.tenant),
         ...extra,
       }),
-      [h.redirectUrl.origin],
+      h.formTo,
       passkeysOn(ctx, h.tenant),
     );
 
@@ -79,25 +80,24 @@ export function signInPages(scope: FastifyInstance, ctx: AppContext) {
           button: `Continue as ${returning.email}`,
           link: { href: `/sign-in?${hostedQuery(h)}&prompt=login`, text: 'Use another account' },
         }),
-        [h.redirectUrl.origin],
+        h.formTo,
       );
     }
     // From the second step's pages when its pending sign-in is gone (docs/design.md §13).
     const expired = formField(request.query, 'notice') === 'expired';
-    return showSignIn(
-      request,
-      reply,
-      h,
-      200,
-      expired
+    // An OpenID Provider's login_hint (docs/design.md §14) fills in the address.
+    const hint = formField(request.query, 'login_hint', defaults.email.maxLength);
+    return showSignIn(request, reply, h, 200, {
+      ...(hint ? { email: hint } : {}),
+      ...(expired
         ? {
             alert: {
               kind: 'error',
               message: 'That sign-in took too long or was finished already. Please sign in again.',
             },
           }
-        : {},
-    );
+        : {}),
+    });
   });
 
   scope.post('/sign-in/continue', PAGE, async (request, reply) => {
@@ -170,7 +170,7 @@ export function signInPages(scope: FastifyInstance, ctx: AppContext) {
         csrf: reply.generateCsrf(),
         button: 'Sign out',
       }),
-      [h.redirectUrl.origin],
+      h.formTo,
     );
   });
 

@@ -19,7 +19,7 @@ export function signUpPages(scope: FastifyInstance, ctx: AppContext) {
       reply,
       200,
       signUpPage({ ctx: pageContext(request), query: hostedQuery(h), csrf: reply.generateCsrf() }),
-      [h.redirectUrl.origin],
+      h.formTo,
     );
   });
 
@@ -70,7 +70,7 @@ export function signUpPages(scope: FastifyInstance, ctx: AppContext) {
           invalid,
           alert: { kind: 'error', message: 'Please correct the following:', details },
         }),
-        [h.redirectUrl.origin],
+        h.formTo,
       );
     }
   });

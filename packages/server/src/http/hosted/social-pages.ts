@@ -250,7 +250,7 @@ export function socialPages(scope: FastifyInstance, ctx: AppContext) {
       if (!h) return undefined;
       tenant = h.tenant;
       back = `/sign-in?${hostedQuery(h)}`;
-      formTo = [h.redirectUrl.origin];
+      formTo = h.formTo;
     } else {
       // An admin's "Test sign-in".
       tenant = await getTenant(ctx.database.db, flow.tenant_id);

@@ -3,6 +3,7 @@ import type { AppContext } from '../context.js';
 import { accountFactorPages } from '../hosted/account-factor-pages.js';
 import { accountPages } from '../hosted/account-pages.js';
 import { emailLinkPages } from '../hosted/email-link-pages.js';
+import { interactionPages } from '../hosted/interaction-pages.js';
 import { passkeyRoutes } from '../hosted/passkey-routes.js';
 import { secondFactorPages } from '../hosted/second-factor-pages.js';
 import { setUpHostedScope } from '../hosted/setup.js';
@@ -26,5 +27,6 @@ export function hostedPageRoutes(app: FastifyInstance, ctx: AppContext) {
     accountPages(scope, ctx);
     accountFactorPages(scope, ctx);
     passkeyRoutes(scope, ctx);
+    interactionPages(scope, ctx);
   });
 }

@@ -66,7 +66,8 @@ export interface SecondStepDue {
 export type BrowserOutcome = BrowserSignIn | SecondStepDue;
 
 export interface OpenedBrowser {
-  opened: OpenedSession;
+  /** Undefined for an OpenID Provider's sign-in: the app's tokens come from its own grant. */
+  opened: OpenedSession | undefined;
   cookie: string;
   code: string | undefined;
 }
@@ -80,6 +81,12 @@ export async function openBrowserIn(
   meta: BrowserMeta,
   amr: readonly AuthMethod[] | undefined,
 ): Promise<OpenedBrowser> {
+  if (h.interaction !== undefined)
+    return {
+      opened: undefined,
+      cookie: await interactionSessionIn(tx, h, user, meta, amr),
+      code: undefined,
+    };
   const { opened, cookie } = await browserSessionIn(deps, tx, h, user, meta, amr);
   if (h.codeChallenge === undefined) return { opened, cookie, code: undefined };
   const code = randomBytes(32).toString('base64url');
@@ -98,6 +105,23 @@ export async function openBrowserIn(
     })
     .execute();
   return { opened, cookie, code };
+}
+
+/**
+ * The hosted session of an OpenID Provider's sign-in (docs/design.md §14): the proof the
+ * interaction route hands to the provider. No API session: the app's tokens come from the
+ * code it exchanges. A returning browser keeps its cookie; a new sign-in ends the old one.
+ */
+async function interactionSessionIn(
+  tx: Tx,
+  h: HostedRequest,
+  user: User,
+  meta: BrowserMeta,
+  amr: readonly AuthMethod[] | undefined,
+): Promise<string> {
+  if (meta.returning && meta.previousCookie) return meta.previousCookie;
+  if (meta.previousCookie) await endBrowserSession(tx.db, meta.previousCookie);
+  return startBrowserSession(tx.db, h.tenant.id, user.id, null, amr);
 }
 
 /** The hosted session and its API session: resumed for a returning browser, else new. */
@@ -170,6 +194,8 @@ export async function redirectFor(
   h: HostedRequest,
   { opened, cookie, code }: OpenedBrowser,
 ): Promise<BrowserSignIn> {
+  // An OpenID Provider's sign-in goes back to its interaction, which answers the app.
+  if (!opened) return { location: h.redirectUrl.href, cookie };
   const fragment = new URLSearchParams({
     access_token: await deps.sessions.accessToken(h.tenant, opened),
     token_type: 'Bearer',

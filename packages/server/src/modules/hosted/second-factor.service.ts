@@ -18,6 +18,7 @@ import {
   verifyPasskeySignIn,
 } from '../mfa/index.js';
 import { browserSessionBinding, browserSessionUser } from '../sessions/index.js';
+import type { Tenant } from '../tenants/index.js';
 import { getUser, type User } from '../users/index.js';
 import {
   type BrowserMeta,
@@ -67,16 +68,16 @@ export async function pendingSecondStep(
  * alone brings nothing back).
  */
 export async function returningUserOf(
-  deps: HostedDeps,
-  h: HostedRequest,
+  deps: Pick<HostedDeps, 'db'>,
+  tenant: Tenant,
   cookie: string | undefined,
 ): Promise<User | undefined> {
-  const user = cookie ? await browserSessionUser(deps.db, h.tenant.id, cookie) : undefined;
+  const user = cookie ? await browserSessionUser(deps.db, tenant.id, cookie) : undefined;
   if (!cookie || !user) return undefined;
-  const step = await secondStepFor(deps.db, h.tenant, user.id);
+  const step = await secondStepFor(deps.db, tenant, user.id);
   if (step.kind === 'setup') return undefined;
   if (step.kind === 'verify') {
-    const bound = await browserSessionBinding(deps.db, h.tenant.id, cookie);
+    const bound = await browserSessionBinding(deps.db, tenant.id, cookie);
     if (!bound?.amr?.includes('mfa')) return undefined;
   }
   return user;

@@ -1,8 +1,14 @@
 import { hkdfSync } from 'node:crypto';
 import type { Kysely } from 'kysely';
-import Provider, { type Configuration, errors } from 'oidc-provider';
+import Provider, {
+  type Configuration,
+  errors,
+  interactionPolicy,
+  type KoaContextWithOIDC,
+} from 'oidc-provider';
 import { defaults } from '../../config/defaults.js';
 import type { Publisher, Schema } from '../../storage/index.js';
+import { interactionPath } from '../hosted/hosted-request.js';
 import { audienceOf, issuerOf, type SigningKeys } from '../sessions/index.js';
 import type { Tenant } from '../tenants/index.js';
 import { accountFinder, tokenClaims } from './account.js';
@@ -18,6 +24,59 @@ export interface ProviderDeps {
   signingKeys: SigningKeys;
   /** The master secret: the provider's cookie-signing key is derived from it, per tenant. */
   secret: string;
+  /** Whether X-Forwarded-Proto is to be believed (`TRUST_PROXY`): cookies are Secure behind TLS. */
+  proxy?: boolean;
+  /** Introspection (RFC 7662), announced in discovery. */
+  introspectionUrl?: string;
+  /** The hosted pages' side, once mounted in the server (http/routes/oauth.ts). */
+  hosted?: HostedSide;
+}
+
+/** What the provider shows a browser, in the tenant's look. */
+export type ProviderPage =
+  | { kind: 'logout'; form: string; clientName: string | undefined }
+  | { kind: 'logged-out' }
+  | { kind: 'error'; error: string; description: string | undefined };
+
+/**
+ * The hosted pages as the provider sees them: the browser's Latchkey sign-in is the truth
+ * of who is signed in (signing out on the hosted pages ends the provider's session too).
+ */
+export interface HostedSide {
+  /**
+   * The user of the browser's live hosted session, second factor done where one is due,
+   * or undefined.
+   */
+  userOf(tenant: Tenant, ctx: KoaContextWithOIDC): Promise<string | undefined>;
+  /** RP-initiated logout: ends the browser's hosted session as well. */
+  signOut(tenant: Tenant, ctx: KoaContextWithOIDC): Promise<void>;
+  /** Sets the answer (`ctx.body`, type, headers) of a page the provider shows. */
+  render(tenant: Tenant, ctx: KoaContextWithOIDC, page: ProviderPage): void;
+}
+
+/**
+ * The login prompt of node-oidc-provider, plus: the browser's hosted session must still be
+ * live and the provider session's user (signing out of the hosted pages signs out here).
+ */
+function loginPolicy(tenant: Tenant, hosted: HostedSide | undefined) {
+  const policy = interactionPolicy.base();
+  const login = policy.get('login');
+  if (!hosted || !login) return policy;
+  login.checks.add(
+    new interactionPolicy.Check(
+      'hosted_session',
+      'the sign-in on the hosted pages has ended',
+      async (ctx) => {
+        const { oidc } = ctx;
+        if (!oidc.session?.accountId || oidc.result?.login)
+          return interactionPolicy.Check.NO_NEED_TO_PROMPT;
+        return (await hosted.userOf(tenant, ctx)) === oidc.session.accountId
+          ? interactionPolicy.Check.NO_NEED_TO_PROMPT
+          : interactionPolicy.Check.REQUEST_PROMPT;
+      },
+    ),
+  );
+  return policy;
 }
 
 /** HKDF (RFC 5869) of the master secret, one key per tenant, for Keygrip-signed cookies. */
@@ -84,7 +143,7 @@ export async function createTenantProvider(deps: ProviderDeps, tenant: Tenant): 
     claims: {
       openid: ['sub', 'auth_time', 'amr'],
       email: ['email', 'email_verified'],
-      profile: ['name', 'picture'],
+      profile: ['name'],
     },
     clientAuthMethods: ['client_secret_basic', 'client_secret_post', 'none'],
     enabledJWA: { idTokenSigningAlgValues: ['RS256'] },
@@ -100,7 +159,19 @@ export async function createTenantProvider(deps: ProviderDeps, tenant: Tenant): 
       // Our own userinfo answers (its JWT access tokens carry an `aud`).
       userinfo: { enabled: false },
       introspection: { enabled: false },
-      rpInitiatedLogout: { enabled: false },
+      rpInitiatedLogout: deps.hosted
+        ? {
+            enabled: true,
+            logoutSource: async (ctx, form) =>
+              deps.hosted?.render(tenant, ctx, {
+                kind: 'logout',
+                form,
+                clientName: ctx.oidc.client?.clientName,
+              }),
+            postLogoutSuccessSource: async (ctx) =>
+              deps.hosted?.render(tenant, ctx, { kind: 'logged-out' }),
+          }
+        : { enabled: false },
       registration: { enabled: false },
       clientCredentials: { enabled: true },
       revocation: {
@@ -124,7 +195,24 @@ export async function createTenantProvider(deps: ProviderDeps, tenant: Tenant): 
       },
     },
     // Sign-in happens on Latchkey's pages, reached from this route (outside /oauth/).
-    interactions: { url: (_ctx, interaction) => `/t/${tenant.id}/interaction/${interaction.uid}` },
+    interactions: {
+      url: (_ctx, interaction) => interactionPath(tenant.id, interaction.uid),
+      policy: loginPolicy(tenant, deps.hosted),
+    },
+    // What discovery adds to the provider's own (docs/design.md §14): our userinfo and
+    // introspection (RFC 7662, which also takes the tenant's secret keys).
+    discovery: {
+      userinfo_endpoint: `${issuerOf(deps.authUrl, tenant.id)}${ROUTES.userinfo}`,
+      ...(deps.introspectionUrl
+        ? {
+            introspection_endpoint: deps.introspectionUrl,
+            introspection_endpoint_auth_methods_supported: [
+              'client_secret_basic',
+              'client_secret_post',
+            ],
+          }
+        : {}),
+    },
     findAccount: accountFinder(db, tenant),
     // The claims of docs/design.md §5's access tokens, and the Latchkey session they belong to.
     extraTokenClaims: tokenClaims(db, tenant),
@@ -168,6 +256,12 @@ export async function createTenantProvider(deps: ProviderDeps, tenant: Tenant): 
     clientBasedCORS: (_ctx, origin, client) =>
       (client.redirectUris ?? []).some((uri) => URL.parse(uri)?.origin === origin),
     renderError: async (ctx, out) => {
+      if (deps.hosted)
+        return deps.hosted.render(tenant, ctx, {
+          kind: 'error',
+          error: out.error,
+          description: out.error_description,
+        });
       ctx.type = 'text/plain; charset=utf-8';
       ctx.body = `${out.error}: ${out.error_description ?? ''}\n`;
     },
@@ -185,6 +279,13 @@ export async function createTenantProvider(deps: ProviderDeps, tenant: Tenant): 
     },
   };
   const provider = new Provider(issuerOf(deps.authUrl, tenant.id), configuration);
+  provider.proxy = deps.proxy ?? false;
+  // RP-initiated logout that the user confirmed ends the hosted session too.
+  provider.use(async (ctx, next) => {
+    await next();
+    if (ctx.oidc?.route === 'end_session_confirm' && ctx.oidc.body?.logout && deps.hosted)
+      await deps.hosted.signOut(tenant, ctx as KoaContextWithOIDC);
+  });
   // RFC 6749 section 5.2: a client asking for a grant type it may not use is
   // `unauthorized_client`; node-oidc-provider answers `invalid_request` (actions/token.js).
   provider.use(async (ctx, next) => {
