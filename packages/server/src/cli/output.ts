@@ -21,6 +21,7 @@ export function describeTenant(output: Output, t: Tenant, authUrl: string): void
   output.out(`token ttl    ${t.accessTokenTtl} s`);
   output.out(`mfa          ${t.mfaPolicy}`);
   output.out(`passkeys     ${t.passkeysEnabled ? 'on' : 'off'}`);
+  output.out(`registration ${t.dynamicRegistration ? 'on (RFC 7591)' : 'off'}`);
   output.out(`audience     ${audienceOf(authUrl, t)}${t.audience ? '' : ' (default)'}`);
 }
 

@@ -24,6 +24,7 @@ const TENANT_FLAGS = {
   audience: { type: 'string' },
   mfa: { type: 'string' },
   passkeys: { type: 'string' },
+  'dynamic-registration': { type: 'string' },
   json: { type: 'boolean' },
 } as const;
 
@@ -51,6 +52,8 @@ export async function tenantCommand(
     // docs/design.md §13; an unknown policy is refused by the tenant's validation.
     mfaPolicy: values.mfa as MfaPolicy | undefined,
     passkeysEnabled: bool(values.passkeys, '--passkeys', 'on or off'),
+    // docs/design.md §14: RFC 7591 registration at /t/{id}/oauth/register.
+    dynamicRegistration: bool(values['dynamic-registration'], '--dynamic-registration', 'on or off'),
   };
   switch (sub) {
     case 'create': {

@@ -38,6 +38,8 @@ export interface Tenant {
   mfaPolicy: MfaPolicy;
   /** Whether the hosted pages offer passkeys. */
   passkeysEnabled: boolean;
+  /** docs/design.md §14: whether apps may register themselves (RFC 7591); off by default. */
+  dynamicRegistration: boolean;
   branding: { logoUrl: string | null; primaryColor: string | null };
   /** The `aud` of its access tokens; null means the default (see `audienceOf`). */
   audience: string | null;
@@ -66,6 +68,7 @@ export interface TenantInput {
   passwordEnabled?: boolean;
   mfaPolicy?: MfaPolicy;
   passkeysEnabled?: boolean;
+  dynamicRegistration?: boolean;
   /** RFC 7519 StringOrURI; empty or null restores the default. */
   audience?: string | null;
 }
@@ -90,6 +93,7 @@ export function toTenant(row: TenantRow): Tenant {
       ? (row.mfa_policy as MfaPolicy)
       : 'optional',
     passkeysEnabled: row.passkeys_enabled === 1,
+    dynamicRegistration: row.dynamic_registration === 1,
     branding: { logoUrl: row.logo_url, primaryColor: row.primary_color },
     audience: row.audience,
     createdAt: new Date(row.created_at).toISOString(),
@@ -318,7 +322,7 @@ export async function createTenant(db: Kysely<Schema>, input: TenantInput): Prom
     password_enabled: input.passwordEnabled === false ? 0 : 1,
     mfa_policy: input.mfaPolicy ?? defaults.mfa.policy,
     passkeys_enabled: input.passkeysEnabled === false ? 0 : 1,
-    dynamic_registration: 0,
+    dynamic_registration: input.dynamicRegistration ? 1 : 0,
     logo_url: input.logoUrl || null,
     primary_color: input.primaryColor?.toLowerCase() || null,
     audience: input.audience || null,
@@ -382,6 +386,8 @@ export async function updateTenant(
     if (input.mfaPolicy !== undefined) update.mfa_policy = input.mfaPolicy;
     if (input.passkeysEnabled !== undefined)
       update.passkeys_enabled = input.passkeysEnabled ? 1 : 0;
+    if (input.dynamicRegistration !== undefined)
+      update.dynamic_registration = input.dynamicRegistration ? 1 : 0;
     if (input.logoUrl !== undefined) update.logo_url = input.logoUrl || null;
     if (input.primaryColor !== undefined)
       update.primary_color = input.primaryColor?.toLowerCase() || null;
