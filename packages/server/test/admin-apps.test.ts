@@ -143,8 +143,14 @@ for (const dialect of DIALECTS) {
       expect(page.html).toContain('<h1>Café ☕ 日本語 &lt;b&gt;</h1>');
       expect(page.html).not.toContain('<b>');
       expect(page.html).not.toMatch(SECRET_IN_PAGE);
-      // A public client has no secret to rotate.
+      // A public client has no secret to rotate: no form, and a forged post changes nothing.
       expect(page.html).not.toContain('Rotate secret');
+      const rotate = await root.post(`${apps(dev)}/${id}/rotate-secret`, { grace: '0' });
+      expect(rotate.status).toBe(409);
+      expect(rotate.html).toContain('a public client has no secret to rotate');
+      expect(rotate.html).not.toMatch(SECRET_IN_PAGE);
+      expect((await appRow(id))?.secret_hash).toBeNull();
+      expect(await audit(dev.tenant.id, 'app_secret_rotated')).toEqual([]);
 
       const m2m = await root.post(apps(dev), { name: 'Worker', type: 'm2m' });
       expect(m2m.status).toBe(201);
@@ -244,6 +250,8 @@ for (const dialect of DIALECTS) {
         redirectUris: `https://a.example.com/${'y'.repeat(40_000)}`,
       });
       expect(huge.status).toBe(413);
+      // The admin area's page for a refused request, as for any over-long form.
+      expect(huge.html).toContain('<h1>Something is wrong with this request</h1>');
       expect(await appRows(dev.tenant.id)).toEqual(before);
     });
 
