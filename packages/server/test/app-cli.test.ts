@@ -347,6 +347,103 @@ describe.each(DIALECTS)('latchkey app on %s', (dialect) => {
     expect((await appRow(m2m.app.id))?.secret_hash).toBe(sha256(m2m.clientSecret));
   });
 
+  it('app update renames an app and replaces its redirect URIs; its id, type and secret stay', async () => {
+    const made = parsed(
+      await cli(
+        ...['app', 'create', '--tenant', tenant, '--name', 'Old name', '--type', 'web'],
+        ...['--redirect-uri', 'https://old.example.com/cb'],
+        ...['--post-logout-redirect-uri', 'https://old.example.com/', '--json'],
+      ),
+    );
+    const id = made.app.id;
+    const renamed = parsed(
+      await cli('app', 'update', id, '--tenant', tenant, '--name', ' New name ', '--json'),
+    );
+    expect(renamed).toMatchObject({
+      id,
+      name: 'New name',
+      type: 'web',
+      redirectUris: ['https://old.example.com/cb'],
+      postLogoutRedirectUris: ['https://old.example.com/'],
+    });
+    const replaced = parsed(
+      await cli(
+        ...['app', 'update', id, '--tenant', tenant],
+        ...['--redirect-uri', 'https://new.example.com/cb'],
+        ...['--redirect-uri', 'http://localhost:3000/cb'],
+        ...['--post-logout-redirect-uri', '', '--json'],
+      ),
+    );
+    expect(replaced).toMatchObject({
+      id,
+      name: 'New name',
+      redirectUris: ['https://new.example.com/cb', 'http://localhost:3000/cb'],
+      postLogoutRedirectUris: [],
+    });
+    expect(Date.parse(replaced.updatedAt)).toBeGreaterThanOrEqual(Date.parse(made.app.updatedAt));
+    expect(parsed(await cli('app', 'show', '--tenant', tenant, id, '--json'))).toEqual(replaced);
+    expect((await appRow(id))?.secret_hash).toBe(sha256(made.clientSecret));
+    const text = await cli('app', 'update', id, '--tenant', tenant, '--name', 'Text');
+    expect(text).toMatchObject({ code: 0, stderr: '' });
+    expect(text.stdout).toMatch(/^name +Text$/m);
+    expect(text.stdout).not.toMatch(/secret/);
+  });
+
+  it('app update refuses every failing field at once and stores nothing; flags it cannot use are usage errors', async () => {
+    const made = parsed(
+      await cli(
+        ...['app', 'create', '--tenant', production, '--name', 'Live', '--type', 'spa'],
+        ...['--redirect-uri', 'https://live.example.com/', '--json'],
+      ),
+    );
+    const id = made.app.id;
+    const before = await appRow(id);
+    const refused = await cli(
+      ...['app', 'update', id, '--tenant', production, '--name', ''],
+      ...[
+        '--redirect-uri',
+        'http://localhost:3000/cb',
+        '--redirect-uri',
+        'https://x.example.com/#f',
+      ],
+      ...['--post-logout-redirect-uri', 'not a uri'],
+    );
+    expect(refused.code).toBe(1);
+    expect(refused.stdout).toBe('');
+    expect(refused.stderr).toMatch(/\/name: an app needs a name/);
+    expect(refused.stderr).toMatch(
+      /\/redirectUris\/0: http:\/\/localhost:3000\/cb http is allowed only on development tenants/,
+    );
+    expect(refused.stderr).toMatch(/\/redirectUris\/1: .*must not contain a fragment/);
+    expect(refused.stderr).toMatch(/\/postLogoutRedirectUris\/0: not a uri is not an absolute URI/);
+    const long = await cli('app', 'update', id, '--tenant', production, '--name', 'n'.repeat(101));
+    expect(long.code).toBe(1);
+    expect(long.stderr).toContain('name must be 1 to 100 characters');
+    const many = await cli(
+      ...['app', 'update', id, '--tenant', production],
+      ...Array.from({ length: 21 }, (_, i) => [
+        '--redirect-uri',
+        `https://a.example.com/${i}`,
+      ]).flat(),
+    );
+    expect(many.code).toBe(1);
+    expect(many.stderr).toContain('an app may have at most 20 redirect URIs');
+    expect(await appRow(id)).toEqual(before);
+
+    for (const args of [[], ['--type', 'web', '--name', 'X']]) {
+      const usage = await cli('app', 'update', id, '--tenant', production, ...args);
+      expect(usage.code, args.join(' ')).toBe(2);
+      expect(usage.stderr).toMatch(/^error: (nothing to update|an app's type cannot change)/);
+    }
+    const missing = await cli('app', 'update', '--tenant', production, '--name', 'X');
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toBe('error: APP_ID is required\n');
+    const elsewhere = await cli('app', 'update', id, '--tenant', tenant, '--name', 'X');
+    expect(elsewhere.code).toBe(1);
+    expect(elsewhere.stderr).toBe(`error: No app ${id} on tenant ${tenant}\n`);
+    expect(await appRow(id)).toEqual(before);
+  });
+
   it("app delete removes the app and what the provider stored for it, not another app's", async () => {
     const [gone, kept] = await Promise.all(
       ['Gone', 'Kept'].map(async (name) =>

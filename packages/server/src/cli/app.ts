@@ -7,6 +7,7 @@ import {
   getApp,
   listApps,
   rotateAppSecret,
+  updateApp,
 } from '../modules/oauth/index.js';
 import type { AppType, Publisher, Schema } from '../storage/index.js';
 import { parse, required, UsageError } from './args.js';
@@ -82,6 +83,23 @@ export async function appCommand(
       const app = await getApp(db, tenantId, required(positionals[0], 'APP_ID'));
       return values.json ? json(output, app) : describeApp(output, app);
     }
+    case 'update': {
+      const appId = required(positionals[0], 'APP_ID');
+      if (values.type) throw new UsageError("an app's type cannot change: create a new app");
+      const redirects = values['redirect-uri'];
+      const postLogout = values['post-logout-redirect-uri'];
+      if (values.name === undefined && !redirects && !postLogout)
+        throw new UsageError(
+          'nothing to update: give --name, --redirect-uri or --post-logout-redirect-uri',
+        );
+      // Each list replaces the stored one as a whole; `--post-logout-redirect-uri ''` empties it.
+      const app = await updateApp(deps, tenantId, appId, {
+        name: values.name,
+        redirectUris: redirects?.filter(Boolean),
+        postLogoutRedirectUris: postLogout?.filter(Boolean),
+      });
+      return values.json ? json(output, app) : describeApp(output, app);
+    }
     case 'delete': {
       const app = await deleteApp(deps, tenantId, required(positionals[0], 'APP_ID'));
       if (values.json) return json(output, app);
@@ -98,7 +116,7 @@ export async function appCommand(
     }
     default:
       throw new UsageError(
-        'usage: latchkey app create|list|show|delete|rotate-secret --tenant ID …',
+        'usage: latchkey app create|list|show|update|delete|rotate-secret --tenant ID …',
       );
   }
 }

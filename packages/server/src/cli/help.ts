@@ -157,7 +157,7 @@ export const COMMANDS: Readonly<Record<string, Command>> = {
   },
   app: {
     summary:
-      "create, list, show and delete applications (the OAuth clients of a tenant's OpenID Provider)",
+      "create, list, show, update and delete applications (the OAuth clients of a tenant's OpenID Provider)",
     subcommands: {
       create: {
         usage: 'app create --tenant ID --name NAME --type spa|native|web|m2m [options]',
@@ -192,6 +192,27 @@ export const COMMANDS: Readonly<Record<string, Command>> = {
           'Shows an application: its type, redirect URIs and whether an old secret still works. Never its secret.',
         options: [['--tenant ID', 'the tenant (required)'], JSON_FLAG],
         example: 'latchkey app show --tenant TENANT_ID APP_ID',
+      },
+      update: {
+        usage:
+          'app update --tenant ID APP_ID [--name NAME] [--redirect-uri URL]... [--post-logout-redirect-uri URL]... [--json]',
+        about:
+          'Renames an application or replaces its redirect URIs, under the rules of create; its type and secret stay. Each list given replaces the whole stored list; the client id does not change.',
+        options: [
+          ['--tenant ID', 'the tenant (required)'],
+          ['--name NAME', 'the new name users see'],
+          [
+            '--redirect-uri URL',
+            'replaces all redirect URIs; repeat for each (the rules of create)',
+          ],
+          [
+            '--post-logout-redirect-uri URL',
+            "replaces all post-logout redirect URIs; repeat for each ('' for none)",
+          ],
+          JSON_FLAG,
+        ],
+        example:
+          'latchkey app update --tenant TENANT_ID APP_ID --redirect-uri https://app.example.com/callback',
       },
       delete: {
         usage: 'app delete --tenant ID APP_ID [--json]',

@@ -92,9 +92,13 @@ export const defaults = {
    * docs/design.md §14, the OpenID Provider: after `app rotate-secret` the old secret of an
    * app keeps working for a day unless told otherwise (`--grace`), 30 days at most. Each
    * instance keeps the providers of up to 500 tenants, each for a minute at most (within
-   * the 5 minutes a retired signing key stays published).
+   * the 5 minutes a retired signing key stays published). An app's name and its lists of
+   * redirect URIs are bounded like a tenant's name and origins.
    */
   oauth: {
+    appNameMaxLength: 100,
+    maxRedirectUris: 20,
+    redirectUriMaxLength: 2000,
     secretGraceMs: 24 * 3_600_000,
     maxSecretGraceMs: 30 * 86_400_000,
     providerCacheMs: 60_000,

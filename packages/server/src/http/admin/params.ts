@@ -9,6 +9,7 @@ const provider = Type.String({ maxLength: defaults.fields.idMaxLength });
 
 export const TenantParams = Type.Object({ tenantId: id });
 export const KeyParams = Type.Object({ tenantId: id, keyId: id });
+export const AppParams = Type.Object({ tenantId: id, appId: id });
 export const UserParams = Type.Object({ tenantId: id, userId: id });
 export const FactorParams = Type.Object({ tenantId: id, userId: id, factorId: id });
 export const SessionParams = Type.Object({ tenantId: id, userId: id, sessionId: id });

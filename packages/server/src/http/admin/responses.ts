@@ -59,6 +59,8 @@ const NOTICES: Record<string, string> = {
   saved: 'Saved.',
   created: 'Created.',
   revoked: 'The key is revoked.',
+  'app-created': 'The application is created.',
+  'app-deleted': 'The application is deleted: its client ID no longer works.',
   'publishable-created': 'A new publishable key is created: it is listed under Publishable keys.',
   disabled: 'The user is disabled and signed out everywhere.',
   enabled: 'The user is enabled.',

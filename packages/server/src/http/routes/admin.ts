@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { appPages } from '../admin/app-pages.js';
 import { adminAssets } from '../admin/assets.js';
 import { auditPages } from '../admin/audit-pages.js';
 import { brandingPages } from '../admin/branding-pages.js';
@@ -25,6 +26,7 @@ export function adminRoutes(app: FastifyInstance, ctx: AppContext) {
     socialPages(scope, ctx);
     securityPages(scope, ctx);
     keyPages(scope, ctx);
+    appPages(scope, ctx);
     userPages(scope, ctx);
     auditPages(scope, ctx);
   });

@@ -92,11 +92,22 @@ function redirectUriProblem(uri: string, type: AppType, tenant: Tenant): string 
     : 'a private-use scheme must be in reverse-domain form, e.g. com.example.app:/callback';
 }
 
+/** A URI as an error message names it: a long one cut short. */
+const shown = (uri: string) => (uri.length > 80 ? `${uri.slice(0, 60)}...` : uri);
+
 function checkInput(input: AppInput, tenant: Tenant): void {
   const errors: FieldError[] = [];
-  if (!input.name.trim())
-    errors.push({ path: '/name', code: 'required', message: 'an app needs a name' });
-  if (!(APP_TYPES as readonly string[]).includes(input.type))
+  const { appNameMaxLength, maxRedirectUris, redirectUriMaxLength } = defaults.oauth;
+  const name = input.name.trim();
+  if (!name) errors.push({ path: '/name', code: 'required', message: 'an app needs a name' });
+  else if ([...name].length > appNameMaxLength)
+    errors.push({
+      path: '/name',
+      code: 'name_invalid',
+      message: `name must be 1 to ${appNameMaxLength} characters`,
+    });
+  const knownType = (APP_TYPES as readonly string[]).includes(input.type);
+  if (!knownType)
     errors.push({
       path: '/type',
       code: 'type_invalid',
@@ -110,7 +121,7 @@ function checkInput(input: AppInput, tenant: Tenant): void {
       code: 'redirect_uris_invalid',
       message: 'an m2m app signs no one in: it has no redirect URIs',
     });
-  else if (input.type !== 'm2m' && redirects.length === 0 && errors.length === 0)
+  else if (input.type !== 'm2m' && redirects.length === 0 && knownType)
     errors.push({
       path: '/redirectUris',
       code: 'redirect_uris_invalid',
@@ -120,13 +131,26 @@ function checkInput(input: AppInput, tenant: Tenant): void {
     ['/redirectUris', redirects],
     ['/postLogoutRedirectUris', postLogout],
   ] as const) {
+    if (uris.length > maxRedirectUris) {
+      errors.push({
+        path,
+        code: 'redirect_uris_invalid',
+        message: `an app may have at most ${maxRedirectUris} ${path === '/redirectUris' ? '' : 'post-logout '}redirect URIs`,
+      });
+      continue;
+    }
     uris.forEach((uri, i) => {
-      const problem = input.type === 'm2m' ? null : redirectUriProblem(uri, input.type, tenant);
+      const problem =
+        input.type === 'm2m'
+          ? null
+          : uri.length > redirectUriMaxLength
+            ? `is longer than ${redirectUriMaxLength} characters`
+            : redirectUriProblem(uri, input.type, tenant);
       if (problem)
         errors.push({
           path: `${path}/${i}`,
           code: 'redirect_uri_invalid',
-          message: `${uri} ${problem}`,
+          message: `${shown(uri)} ${problem}`,
         });
     });
   }
@@ -163,6 +187,52 @@ export async function createApp(
   };
   await db.insertInto('apps').values(row).execute();
   return { app: toApp(row, now), clientSecret };
+}
+
+/** What `updateApp` changes: each field given replaces the stored one (a list: as a whole). */
+export interface AppUpdate {
+  name?: string;
+  redirectUris?: string[];
+  postLogoutRedirectUris?: string[];
+}
+
+/**
+ * Renames an app or replaces its redirect URIs, under the rules of `createApp` (its type
+ * stays): every field that fails is listed, and nothing is stored. The provider reads apps
+ * on every request, so a removed redirect URI is refused from the next authorization on.
+ */
+export async function updateApp(
+  deps: { db: Kysely<Schema>; bus: Publisher },
+  tenantId: string,
+  appId: string,
+  input: AppUpdate,
+): Promise<App> {
+  return transact(deps.db, deps.bus, async ({ db }) => {
+    const tenant = await getTenant(db, tenantId);
+    const row = await findAppRow(db, tenantId, appId);
+    const merged: Required<AppInput> = {
+      name: input.name ?? row.name,
+      type: row.type,
+      redirectUris: input.redirectUris ?? (JSON.parse(row.redirect_uris) as string[]),
+      postLogoutRedirectUris:
+        input.postLogoutRedirectUris ?? (JSON.parse(row.post_logout_redirect_uris) as string[]),
+    };
+    checkInput(merged, tenant);
+    const now = Date.now();
+    const update = {
+      name: merged.name.trim(),
+      redirect_uris: JSON.stringify([...new Set(merged.redirectUris)]),
+      post_logout_redirect_uris: JSON.stringify([...new Set(merged.postLogoutRedirectUris)]),
+      updated_at: now,
+    };
+    await db
+      .updateTable('apps')
+      .set(update)
+      .where('tenant_id', '=', tenantId)
+      .where('id', '=', appId)
+      .execute();
+    return toApp({ ...row, ...update }, now);
+  });
 }
 
 export async function listApps(db: Kysely<Schema>, tenantId: string): Promise<App[]> {

@@ -1,9 +1,11 @@
 export {
   APP_TYPES,
   type App,
+  type AppUpdate,
   createApp,
   deleteApp,
   getApp,
   listApps,
   rotateAppSecret,
+  updateApp,
 } from './apps.service.js';

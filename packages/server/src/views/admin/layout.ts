@@ -11,7 +11,14 @@ export interface Viewer {
   csrf: string;
 }
 
-export type TenantSection = 'settings' | 'branding' | 'social' | 'security' | 'keys' | 'users';
+export type TenantSection =
+  | 'settings'
+  | 'branding'
+  | 'social'
+  | 'security'
+  | 'keys'
+  | 'apps'
+  | 'users';
 type TopSection = 'tenants' | 'audit' | 'outbox';
 
 function topNav(current: TopSection | undefined): Html {
@@ -33,6 +40,7 @@ export const SECTION_NAMES: Record<TenantSection, string> = {
   social: 'Social Login',
   security: 'Security',
   keys: 'API Keys',
+  apps: 'Applications',
   users: 'Users',
 };
 const SECTION_PATHS: Record<TenantSection, string> = {
@@ -41,6 +49,7 @@ const SECTION_PATHS: Record<TenantSection, string> = {
   social: '/social',
   security: '/security',
   keys: '/keys',
+  apps: '/apps',
   users: '/users',
 };
 export const tenantPath = (tenantId: string, section: TenantSection = 'settings') =>
