@@ -7,6 +7,7 @@ import { connectRedis, RedisHealth, redisReady } from './cache/redis.js';
 import type { Config } from './config/config.js';
 import { defaults } from './config/defaults.js';
 import { LatchkeyError } from './errors/index.js';
+import { CLIENT_AUTH_METHODS } from './http/client-auth.js';
 import { trackConnections } from './http/connections.js';
 import type { AppContext } from './http/context.js';
 import {
@@ -213,7 +214,10 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
         authUrl: config.publicUrl,
         signingKeys,
         secret: config.secret,
-        introspectionUrl: `${config.publicUrl}${INTROSPECT_PATH}`,
+        introspection: {
+          url: `${config.publicUrl}${INTROSPECT_PATH}`,
+          authMethods: CLIENT_AUTH_METHODS,
+        },
         proxy: config.trustProxy !== false && config.trustProxy !== undefined,
         hosted: hostedSide({ db: database.db, authUrl: config.publicUrl }),
       },

@@ -75,6 +75,7 @@ describe.each(DIALECTS)('latchkey app on %s', (dialect) => {
       postLogoutRedirectUris: ['https://app.example.com/'],
       confidential: true,
       firstParty: true,
+      pkceOptional: false,
       previousSecretExpiresAt: null,
       createdAt: expect.stringMatching(ISO),
       updatedAt: expect.stringMatching(ISO),

@@ -11,6 +11,8 @@ export interface BrowseOptions {
   password?: string;
   /** The consent page's answer. */
   consent?: 'allow' | 'deny';
+  /** The authenticator app's code, when the second step's page appears. */
+  code?: () => string;
 }
 
 export interface Visit {
@@ -79,6 +81,11 @@ export class OAuthBrowser {
           password: options.password ?? '',
         });
         signedIn = true;
+        path.push(`POST ${url.pathname}`);
+      } else if (res.status === 200 && url.pathname === '/sign-in/verify') {
+        if (!options.code) throw new Error('reached the second step without a code');
+        const csrf = /name="_csrf" value="([^"]+)"/.exec(await res.text())?.[1] ?? '';
+        res = await this.#post(url.href, { _csrf: csrf, code: options.code() });
         path.push(`POST ${url.pathname}`);
       } else if (res.status === 200 && /\/interaction\//.test(url.pathname)) {
         const page = await res.text();

@@ -20,6 +20,7 @@ const APP_FLAGS = {
   'redirect-uri': { type: 'string', multiple: true },
   'post-logout-redirect-uri': { type: 'string', multiple: true },
   grace: { type: 'string' },
+  'pkce-optional': { type: 'boolean' },
   json: { type: 'boolean' },
 } as const;
 
@@ -39,6 +40,8 @@ function describeApp(output: Output, app: App): void {
   output.out(`app          ${app.id}`);
   output.out(`name         ${app.name}`);
   output.out(`type         ${app.type} (${app.confidential ? 'confidential' : 'public'})`);
+  if (app.type !== 'm2m')
+    output.out(`pkce         ${app.pkceOptional ? 'optional' : 'required (S256)'}`);
   output.out(`redirect     ${app.redirectUris.join(' ') || '(none)'}`);
   if (app.postLogoutRedirectUris.length)
     output.out(`after logout ${app.postLogoutRedirectUris.join(' ')}`);
@@ -61,11 +64,14 @@ export async function appCommand(
       const type = required(values.type, '--type');
       if (!(APP_TYPES as readonly string[]).includes(type))
         throw new UsageError(`--type must be ${APP_TYPES.join(', ')}`);
+      if (values['pkce-optional'] && type !== 'web')
+        throw new UsageError('--pkce-optional is for web apps: public clients always use PKCE');
       const made = await createApp(db, tenantId, {
         name: required(values.name, '--name'),
         type: type as AppType,
         redirectUris: values['redirect-uri'],
         postLogoutRedirectUris: values['post-logout-redirect-uri'],
+        pkceOptional: values['pkce-optional'],
       });
       if (values.json) return json(output, made);
       describeApp(output, made.app);

@@ -175,6 +175,10 @@ export const COMMANDS: Readonly<Record<string, Command>> = {
             'where sign-in returns, matched exactly; repeat for each (required but for m2m; https, http only for localhost on development tenants; native: also http://127.0.0.1 and com.example.app:/path)',
           ],
           ['--post-logout-redirect-uri URL', 'where sign-out may return; repeatable'],
+          [
+            '--pkce-optional',
+            'web only: the app may leave PKCE out (its secret authenticates the exchange); PKCE stays required of every other app',
+          ],
           JSON_FLAG,
         ],
         example:

@@ -53,7 +53,11 @@ export async function tenantCommand(
     mfaPolicy: values.mfa as MfaPolicy | undefined,
     passkeysEnabled: bool(values.passkeys, '--passkeys', 'on or off'),
     // docs/design.md §14: RFC 7591 registration at /t/{id}/oauth/register.
-    dynamicRegistration: bool(values['dynamic-registration'], '--dynamic-registration', 'on or off'),
+    dynamicRegistration: bool(
+      values['dynamic-registration'],
+      '--dynamic-registration',
+      'on or off',
+    ),
   };
   switch (sub) {
     case 'create': {

@@ -103,6 +103,8 @@ export const defaults = {
     maxSecretGraceMs: 30 * 86_400_000,
     providerCacheMs: 60_000,
     maxProviders: 500,
+    /** RFC 7591 registrations a tenant keeps at most (anyone may register while it is on). */
+    maxRegisteredApps: 1_000,
   },
   /** RFC 5321 section 4.5.3.1.3: a path holds 256 octets, so an address at most 254. */
   email: { maxLength: 254 },

@@ -25,10 +25,11 @@ interface Params {
   uid: string;
 }
 
-/** Login reasons that the browser's live hosted session answers; any other asks for a new sign-in. */
-const SESSION_REASONS = new Set(['no_session', 'hosted_session']);
-/** Seconds of clock difference allowed between the interaction's start and a new sign-in. */
-const SKEW_SECONDS = 5;
+/**
+ * Login reasons that the browser's live hosted session may answer (max_age: if recent
+ * enough); any other (prompt=login, id_token_hint of another user…) asks for a new sign-in.
+ */
+const SESSION_REASONS = new Set(['no_session', 'hosted_session', 'max_age']);
 
 /**
  * The OpenID Provider's interactions (docs/design.md §14): the hand-over between a
@@ -74,6 +75,18 @@ export function interactionPages(scope: FastifyInstance, ctx: AppContext) {
     }
   }
 
+  /** When the interaction began (ms): its row's first write, kept by later ones. */
+  const interactionStart = async (uid: string, tenantId: string) => {
+    const row = await db
+      .selectFrom('oauth_artifacts')
+      .select('created_at')
+      .where('tenant_id', '=', tenantId)
+      .where('model', '=', 'Interaction')
+      .where('id', '=', uid)
+      .executeTakeFirst();
+    return row?.created_at ?? Date.now();
+  };
+
   const hostedOf = (tenant: Tenant, uid: string): Promise<HostedRequest> =>
     checkHostedRequest(ctx, { tenant_id: tenant.id, interaction: uid });
 
@@ -118,14 +131,16 @@ export function interactionPages(scope: FastifyInstance, ctx: AppContext) {
     if (prompt.name === 'login') {
       // A reason beyond "not signed in" (prompt=login, max_age, id_token_hint…) asks for a
       // sign-in made after this interaction began; anything else takes the live one.
+      // A sign-in made since this interaction began answers every reason.
       const fresh = prompt.reasons.some((reason: string) => !SESSION_REASONS.has(reason));
-      const began = ((details.iat as number | undefined) ?? 0) - SKEW_SECONDS;
-      const maxAge = Number(params.max_age);
-      const live =
-        bound !== undefined &&
-        (!fresh || bound.startedAt / 1_000 >= began) &&
-        (!Number.isFinite(maxAge) || Date.now() - bound.startedAt <= maxAge * 1_000);
-      return live ? finishLogin() : signIn(fresh);
+      const began = await interactionStart(details.uid, tenant.id);
+      const maxAge = params.max_age === undefined ? Number.NaN : Number(params.max_age);
+      if (!bound) return signIn(fresh);
+      if (bound.startedAt >= began) return finishLogin();
+      if (fresh) return signIn(true);
+      if (Number.isFinite(maxAge) && Date.now() - bound.startedAt > maxAge * 1_000)
+        return signIn(true);
+      return finishLogin();
     }
     // Another account signed in on the hosted pages ("Use another account"): hand it over.
     if (user && bound && user.id !== details.session?.accountId) return finishLogin();

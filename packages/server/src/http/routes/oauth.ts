@@ -81,6 +81,14 @@ const ENDPOINTS: Endpoint[] = [
     cors: true,
   },
   {
+    url: '/t/:tenantId/oauth/register',
+    methods: ['POST'],
+    operationId: 'oauthRegister',
+    summary:
+      'Dynamic client registration (RFC 7591), when the tenant turns it on (`--dynamic-registration on`)',
+    cors: true,
+  },
+  {
     url: '/t/:tenantId/oauth/end-session',
     methods: ['GET', 'POST'],
     operationId: 'oauthEndSession',
@@ -131,6 +139,11 @@ export function oauthRoutes(app: FastifyInstance, ctx: AppContext) {
     endpoint: Endpoint,
   ) {
     const tenant = await tenantOf(request.params.tenantId);
+    if (endpoint.operationId === 'oauthRegister' && !tenant.dynamicRegistration)
+      throw new LatchkeyError(
+        'not_found',
+        `Dynamic registration is off for this tenant (latchkey tenant update ${tenant.id} --dynamic-registration on)`,
+      );
     const provider = await ctx.oauthProviders.get(tenant);
     const raw = request.raw as IncomingMessage & { originalUrl?: string };
     const url = raw.url ?? '/';

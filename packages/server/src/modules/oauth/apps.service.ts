@@ -7,6 +7,7 @@ import { type FieldError, LatchkeyError, validationFailed } from '../../errors/i
 import type { AppRow, AppType, Publisher, Schema } from '../../storage/index.js';
 import { transact } from '../../storage/index.js';
 import { randomBase62 } from '../keys/index.js';
+import { revokeSessionsIn } from '../sessions/index.js';
 import { getTenant, schemeProblem, type Tenant } from '../tenants/index.js';
 
 /**
@@ -29,6 +30,8 @@ export interface App {
   confidential: boolean;
   /** Made by an operator, so it skips the consent page; RFC 7591 registrations do not. */
   firstParty: boolean;
+  /** A `web` app that opted out of PKCE (its secret authenticates the exchange). */
+  pkceOptional: boolean;
   /** Until when the secret before the last rotation is still accepted; null: it is not. */
   previousSecretExpiresAt: string | null;
   createdAt: string;
@@ -40,9 +43,11 @@ export interface AppInput {
   type: AppType;
   redirectUris?: string[];
   postLogoutRedirectUris?: string[];
+  /** A `web` app that may leave PKCE out (docs/design.md §14): an opt-out; public apps never may. */
+  pkceOptional?: boolean;
 }
 
-const ID_PREFIX = 'app_';
+export const ID_PREFIX = 'app_';
 const ID_SHAPE = /^app_[0-9A-Za-z]{24}$/;
 /** 256 bits, as API keys carry. */
 const SECRET_LENGTH = 43;
@@ -60,6 +65,7 @@ function toApp(row: AppRow, now = Date.now()): App {
     postLogoutRedirectUris: JSON.parse(row.post_logout_redirect_uris) as string[],
     confidential: row.secret_hash !== null,
     firstParty: row.first_party === 1,
+    pkceOptional: row.pkce_optional === 1,
     previousSecretExpiresAt:
       row.previous_secret_hash !== null && graceUntil !== null && graceUntil > now
         ? iso(graceUntil)
@@ -78,7 +84,7 @@ const LOOPBACK = new Set(['127.0.0.1', '[::1]', 'localhost']);
  * tenants). `native` (RFC 8252 section 7): http only on a loopback address (any tenant: it is
  * the user's own machine), https, or a private-use scheme in reverse-domain form (`com.example.app:`).
  */
-function redirectUriProblem(uri: string, type: AppType, tenant: Tenant): string | null {
+export function redirectUriProblem(uri: string, type: AppType, tenant: Tenant): string | null {
   const url = URL.parse(uri);
   if (!url) return 'is not an absolute URI';
   if (uri.includes('#')) return 'must not contain a fragment (#)';
@@ -179,7 +185,7 @@ export async function createApp(
     secret_hash: clientSecret === null ? null : sha256Hex(clientSecret),
     previous_secret_hash: null,
     previous_secret_expires_at: null,
-    pkce_optional: 0,
+    pkce_optional: input.pkceOptional && input.type === 'web' ? 1 : 0,
     first_party: 1,
     metadata: null,
     created_at: now,
@@ -210,7 +216,7 @@ export async function updateApp(
   return transact(deps.db, deps.bus, async ({ db }) => {
     const tenant = await getTenant(db, tenantId);
     const row = await findAppRow(db, tenantId, appId);
-    const merged: Required<AppInput> = {
+    const merged: Required<Omit<AppInput, 'pkceOptional'>> = {
       name: input.name ?? row.name,
       type: row.type,
       redirectUris: input.redirectUris ?? (JSON.parse(row.redirect_uris) as string[]),
@@ -274,9 +280,12 @@ export async function deleteApp(
   tenantId: string,
   appId: string,
 ): Promise<App> {
-  return transact(deps.db, deps.bus, async ({ db }) => {
+  return transact(deps.db, deps.bus, async (tx) => {
+    const { db } = tx;
     await getTenant(db, tenantId);
     const row = await findAppRow(db, tenantId, appId);
+    // Its users' sessions end with it: their access tokens stop at introspection at once.
+    await revokeSessionsIn(tx, tenantId, { oauthClientId: appId }, 'app_deleted');
     await db
       .deleteFrom('oauth_artifacts')
       .where('tenant_id', '=', tenantId)
@@ -352,10 +361,13 @@ export async function clientMetadataOf(
     .executeTakeFirst();
   if (!row) return undefined;
   const common = {
+    // An RFC 7591 registration's other metadata (contacts, logo_uri…), as it registered it.
+    ...(row.metadata ? (JSON.parse(row.metadata) as ClientMetadata) : {}),
     client_id: row.id,
     client_name: row.name,
     require_auth_time: true,
     latchkey_first_party: row.first_party === 1,
+    latchkey_pkce_optional: row.pkce_optional === 1,
     redirect_uris: JSON.parse(row.redirect_uris) as string[],
     post_logout_redirect_uris: JSON.parse(row.post_logout_redirect_uris) as string[],
   };

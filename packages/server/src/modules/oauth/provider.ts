@@ -9,11 +9,13 @@ import Provider, {
 import { defaults } from '../../config/defaults.js';
 import type { Publisher, Schema } from '../../storage/index.js';
 import { interactionPath } from '../hosted/hosted-request.js';
+import { randomBase62 } from '../keys/index.js';
 import { audienceOf, issuerOf, type SigningKeys } from '../sessions/index.js';
 import type { Tenant } from '../tenants/index.js';
 import { accountFinder, tokenClaims } from './account.js';
 import { ArtifactAdapter } from './adapter.js';
-import { appSecretMatches, clientMetadataOf } from './apps.service.js';
+import { appSecretMatches, clientMetadataOf, ID_PREFIX } from './apps.service.js';
+import { registerApp } from './registration.js';
 
 export interface ProviderDeps {
   db: Kysely<Schema>;
@@ -26,8 +28,8 @@ export interface ProviderDeps {
   secret: string;
   /** Whether X-Forwarded-Proto is to be believed (`TRUST_PROXY`): cookies are Secure behind TLS. */
   proxy?: boolean;
-  /** Introspection (RFC 7662), announced in discovery. */
-  introspectionUrl?: string;
+  /** Introspection (RFC 7662) and how its callers authenticate, announced in discovery. */
+  introspection?: { url: string; authMethods: readonly string[] };
   /** The hosted pages' side, once mounted in the server (http/routes/oauth.ts). */
   hosted?: HostedSide;
 }
@@ -59,13 +61,32 @@ export interface HostedSide {
  * live and the provider session's user (signing out of the hosted pages signs out here).
  */
 function loginPolicy(tenant: Tenant, hosted: HostedSide | undefined) {
+  const { Check } = interactionPolicy;
   const policy = interactionPolicy.base();
+  // RFC 8252 section 8.6: a native app's loopback or private-scheme redirect proves
+  // nothing of who it is, so each sign-in of one asks the user; an operator's own native
+  // app is first-party (docs/design.md §14) and does not.
+  const consent = policy.get('consent');
+  const native = consent?.checks.get('native_client_prompt');
+  if (consent && native) {
+    consent.checks.remove(native.reason);
+    consent.checks.add(
+      new Check(native.reason, native.description, 'interaction_required', (ctx) =>
+        ctx.oidc.client?.latchkey_first_party === true
+          ? Check.NO_NEED_TO_PROMPT
+          : native.check(ctx),
+      ),
+      0,
+    );
+  }
   const login = policy.get('login');
   if (!hosted || !login) return policy;
   login.checks.add(
     new interactionPolicy.Check(
       'hosted_session',
       'the sign-in on the hosted pages has ended',
+      // What prompt=none answers (the checks the library makes itself get it too).
+      'login_required',
       async (ctx) => {
         const { oidc } = ctx;
         if (!oidc.session?.accountId || oidc.result?.login)
@@ -114,9 +135,12 @@ export async function createTenantProvider(deps: ProviderDeps, tenant: Tenant): 
       model === 'Client'
         ? {
             find: (id) => clientMetadataOf(db, tenant.id, id),
-            // Apps are made by operators (apps.service.ts); dynamic registration is off.
-            upsert: async () => {
-              throw new errors.InvalidClientMetadata('dynamic registration is off');
+            // Apps are made by operators (apps.service.ts), or register (RFC 7591) when the
+            // tenant lets them.
+            upsert: async (id, metadata) => {
+              if (!tenant.dynamicRegistration)
+                throw new errors.InvalidClientMetadata('dynamic registration is off');
+              await registerApp(db, tenant, id, metadata);
             },
             destroy: async () => {},
             findByUid: async () => undefined,
@@ -148,7 +172,11 @@ export async function createTenantProvider(deps: ProviderDeps, tenant: Tenant): 
     clientAuthMethods: ['client_secret_basic', 'client_secret_post', 'none'],
     enabledJWA: { idTokenSigningAlgValues: ['RS256'] },
     clientDefaults: { id_token_signed_response_alg: 'RS256' },
-    pkce: { required: () => true },
+    // S256 of every public client, and of a confidential one unless it opted out.
+    pkce: {
+      required: (_ctx, client) =>
+        client.clientAuthMethod === 'none' || client.latchkey_pkce_optional !== true,
+    },
     allowOmittingSingleRegisteredRedirectUri: false,
     rotateRefreshToken: true,
     features: {
@@ -172,7 +200,16 @@ export async function createTenantProvider(deps: ProviderDeps, tenant: Tenant): 
               deps.hosted?.render(tenant, ctx, { kind: 'logged-out' }),
           }
         : { enabled: false },
-      registration: { enabled: false },
+      registration: tenant.dynamicRegistration
+        ? {
+            enabled: true,
+            initialAccessToken: false,
+            idFactory: () => ID_PREFIX + randomBase62(24),
+            // 256 bits, as operators' apps get; kept as its SHA-256 (registration.ts).
+            secretFactory: () => randomBase62(43),
+            issueRegistrationAccessToken: false,
+          }
+        : { enabled: false },
       clientCredentials: { enabled: true },
       revocation: {
         enabled: true,
@@ -203,20 +240,17 @@ export async function createTenantProvider(deps: ProviderDeps, tenant: Tenant): 
     // introspection (RFC 7662, which also takes the tenant's secret keys).
     discovery: {
       userinfo_endpoint: `${issuerOf(deps.authUrl, tenant.id)}${ROUTES.userinfo}`,
-      ...(deps.introspectionUrl
+      ...(deps.introspection
         ? {
-            introspection_endpoint: deps.introspectionUrl,
-            introspection_endpoint_auth_methods_supported: [
-              'client_secret_basic',
-              'client_secret_post',
-            ],
+            introspection_endpoint: deps.introspection.url,
+            introspection_endpoint_auth_methods_supported: [...deps.introspection.authMethods],
           }
         : {}),
     },
     findAccount: accountFinder(db, tenant),
     // The claims of docs/design.md §5's access tokens, and the Latchkey session they belong to.
     extraTokenClaims: tokenClaims(db, tenant),
-    extraClientMetadata: { properties: ['latchkey_first_party'] },
+    extraClientMetadata: { properties: ['latchkey_first_party', 'latchkey_pkce_optional'] },
     // First-party apps (made by an operator) skip consent: their grant covers what they ask.
     loadExistingGrant: async (ctx) => {
       const { oidc } = ctx;

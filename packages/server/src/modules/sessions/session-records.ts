@@ -22,6 +22,8 @@ export type RevokeFilter = {
   sessionId?: string;
   userId?: string;
   oauthGrantId?: string;
+  /** The sessions an app of the tenant's OpenID Provider opened (docs/design.md §14). */
+  oauthClientId?: string;
   /** Every one but this (the browser that asked, on a password change). */
   exceptSessionId?: string;
 };
@@ -136,6 +138,7 @@ async function revokeSessionRows(
   if (filter.userId) query = query.where('user_id', '=', filter.userId);
   if (filter.exceptSessionId) query = query.where('id', '!=', filter.exceptSessionId);
   if (filter.oauthGrantId) query = query.where('oauth_grant_id', '=', filter.oauthGrantId);
+  if (filter.oauthClientId) query = query.where('oauth_client_id', '=', filter.oauthClientId);
   const ids = (await query.execute()).map((r) => r.id);
   if (ids.length) {
     await db
