@@ -35,6 +35,7 @@ import { createMailer } from './modules/email/index.js';
 import { VerifiedTokens } from './modules/introspection/index.js';
 import { KeyResolver } from './modules/keys/index.js';
 import { openMasterSecret } from './modules/master-secret/index.js';
+import { AppCredentials } from './modules/oauth/index.js';
 import { answerObserver, createMetrics, requestObserver } from './modules/observability/metrics.js';
 import { RateLimitService } from './modules/rate-limit/index.js';
 import { startRetention } from './modules/retention/index.js';
@@ -193,6 +194,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     box,
     bus,
     keys: new KeyResolver(database.db, bus),
+    apps: new AppCredentials(database.db, bus),
     mailer: createMailer({
       smtpUrl: config.smtpUrl,
       from: `Latchkey <no-reply@${new URL(config.publicUrl).hostname}>`,
