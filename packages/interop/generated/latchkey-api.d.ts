@@ -445,7 +445,7 @@ export interface paths {
         put?: never;
         /**
          * Is this access token active for my tenant? (RFC 7662)
-         * @description Inactive when the token is invalid, expired, of another tenant, or its session is revoked or its user disabled or deleted. A missing `token` is a bad request (400).
+         * @description Inactive when the token is invalid, expired, of another tenant, or its session is revoked or its user disabled or deleted; an m2m app's client-credentials token (sub = client_id = the app's id, no sid, email or roles) is active while its app exists. The caller is a secret key of the tenant, or a web or m2m app of it with its client credentials. A missing `token` is a bad request (400).
          */
         post: operations["introspectToken"];
         delete?: never;
@@ -2650,18 +2650,18 @@ export interface operations {
                     /** @description The access token to check */
                     token: string;
                     token_type_hint?: string;
-                    /** @description client_secret_post: the tenant id */
+                    /** @description client_secret_post: the tenant id, or a web or m2m app's id (app_…) */
                     client_id?: string;
-                    /** @description client_secret_post: a secret key */
+                    /** @description client_secret_post: a secret key, or the app's client secret */
                     client_secret?: string;
                 };
                 "application/x-www-form-urlencoded": {
                     /** @description The access token to check */
                     token: string;
                     token_type_hint?: string;
-                    /** @description client_secret_post: the tenant id */
+                    /** @description client_secret_post: the tenant id, or a web or m2m app's id (app_…) */
                     client_id?: string;
-                    /** @description client_secret_post: a secret key */
+                    /** @description client_secret_post: a secret key, or the app's client secret */
                     client_secret?: string;
                 };
             };
@@ -2687,7 +2687,7 @@ export interface operations {
                         jti?: string;
                         /** @description The tenant's API audience (RFC 9068) */
                         aud?: string;
-                        /** @description The tenant id (RFC 9068) */
+                        /** @description RFC 9068: the tenant id (the hosted flow's tokens), or the id of the app the token was issued to */
                         client_id?: string;
                         /** @description How the user authenticated for this session (RFC 8176: pwd, fed); absent on sessions older than it */
                         amr?: string[];

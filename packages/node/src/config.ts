@@ -166,7 +166,7 @@ function normalizeUrl(name: 'apiUrl' | 'authUrl', value: string): string {
 }
 
 /** localhost, *.localhost (RFC 6761 section 6.3), 127.0.0.0/8 and ::1. */
-function isLoopbackHost(hostname: string): boolean {
+export function isLoopbackHost(hostname: string): boolean {
   return (
     hostname === 'localhost' ||
     hostname.endsWith('.localhost') ||

@@ -24,3 +24,9 @@ export type {
   OptionallyAuthenticatedRequest,
   RequestHeaders,
 } from './middleware.js';
+export {
+  type ProtectedResourceDocument,
+  type ProtectedResourceMetadata,
+  type ProtectedResourceOptions,
+  protectedResourceMetadata,
+} from './resource-metadata.js';

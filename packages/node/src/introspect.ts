@@ -66,6 +66,14 @@ function parseIntrospection(body: unknown): IntrospectionResult {
   if (typeof body === 'object' && body !== null) {
     const record = body as Record<string, unknown>;
     if (record.active === false) return { active: false };
+    if (record.active === true && isAppToken(record)) {
+      throw new LatchkeyTokenError('claims_invalid', {
+        reason:
+          "The access token is an app's own (client credentials: its sub is its client_id), with no user, session, e-mail or roles.",
+        action:
+          "Call this API with a token a user signed in for; verifyToken() refuses an app's token the same way.",
+      });
+    }
     if (record.active === true && invalidClaims(record).length === 0) {
       return { active: true, ...pickClaims(record) };
     }
@@ -73,6 +81,13 @@ function parseIntrospection(body: unknown): IntrospectionResult {
   throw unexpectedResponse(
     200,
     'The introspection answer is not a Latchkey introspection response.',
+  );
+}
+
+/** An m2m app's client-credentials token, which the service answers active while the app exists. */
+function isAppToken(record: Record<string, unknown>): boolean {
+  return (
+    typeof record.sub === 'string' && record.sub === record.client_id && record.sid === undefined
   );
 }
 

@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { LatchkeyClaims } from './claims.js';
 import { LatchkeyError, LatchkeyTokenError } from './errors.js';
 import type { Introspect } from './introspect.js';
+import { resourceMetadataUrl } from './resource-metadata.js';
 import type { VerifyToken } from './verify.js';
 
 export interface MiddlewareOptions {
@@ -25,6 +26,12 @@ export interface MiddlewareOptions {
    * `Bearer error="insufficient_user_authentication"`: the person must sign in again.
    */
   requireAmr?: readonly string[] | ((amr: readonly string[]) => boolean) | undefined;
+  /**
+   * The URL of your API's protected-resource metadata (`protectedResourceMetadata(…).url`).
+   * Every 401 then names it in its challenge, `Bearer resource_metadata="…"` (RFC 9728
+   * section 5.1), so that a client (an MCP client, for one) finds where to get a token.
+   */
+  resourceMetadata?: string | undefined;
 }
 
 /** The request headers we read; Node, Express and Fastify requests all fit. */
@@ -108,13 +115,18 @@ export function createAuthenticator(
   const onError = options.onError ?? defaultOnError;
   const check = mode === 'local' ? verifiers.verifyToken : introspectAsClaims(verifiers);
   const sufficient = amrCheck(options.requireAmr);
+  const challenge = challenges(options.resourceMetadata);
+  const unauthorized = (detail: string, missing = false) =>
+    problem(401, 'unauthorized', 'Unauthorized', detail, {
+      'www-authenticate': missing ? challenge.missing : challenge.invalid,
+    });
 
   return async (authorization) => {
     if (authorization === undefined || authorization === '' || !isBearer(authorization)) {
       // RFC 6750 section 3.1: no credentials, so no error code in the challenge.
       return options.optional
         ? { ok: true, auth: undefined }
-        : unauthorized('No Bearer access token was sent.', 'Bearer');
+        : unauthorized('No Bearer access token was sent.', true);
     }
     const token = typeof authorization === 'string' ? BEARER.exec(authorization)?.[1] : undefined;
     if (token === undefined) {
@@ -131,8 +143,27 @@ export function createAuthenticator(
       onError(error);
       return unavailable(error);
     }
-    if (!sufficient(auth.amr ?? [])) return insufficientAuthentication();
+    if (!sufficient(auth.amr ?? [])) return insufficientAuthentication(challenge.insufficient);
     return { ok: true, auth };
+  };
+}
+
+/** The WWW-Authenticate challenges of the 401s, with RFC 9728's `resource_metadata` when set. */
+function challenges(resourceMetadata: string | undefined) {
+  // A URL's href has no `"` or `\`, so it is a quoted-string as it is (RFC 9110 section 5.6.4).
+  const where =
+    resourceMetadata === undefined
+      ? []
+      : [`resource_metadata="${resourceMetadataUrl(resourceMetadata)}"`];
+  const bearer = (...params: string[]) =>
+    [...params, ...where].length ? `Bearer ${[...params, ...where].join(', ')}` : 'Bearer';
+  return {
+    missing: bearer(),
+    invalid: bearer('error="invalid_token"'),
+    insufficient: bearer(
+      'error="insufficient_user_authentication"',
+      'error_description="A stronger or different authentication is required"',
+    ),
   };
 }
 
@@ -223,21 +254,14 @@ function isBearer(authorization: string | string[]): boolean {
   return typeof authorization !== 'string' || SCHEME.test(authorization);
 }
 
-function unauthorized(detail: string, challenge = 'Bearer error="invalid_token"'): Outcome {
-  return problem(401, 'unauthorized', 'Unauthorized', detail, { 'www-authenticate': challenge });
-}
-
 /** RFC 9470 section 3: the token is valid, but how its person authenticated is not enough. */
-function insufficientAuthentication(): Outcome {
-  const description = 'A stronger or different authentication is required';
+function insufficientAuthentication(challenge: string): Outcome {
   return problem(
     401,
     'insufficient_user_authentication',
     'Insufficient user authentication',
     "The access token is valid, but the way its user signed in does not meet this resource's requirement (amr); sign in again with the required method.",
-    {
-      'www-authenticate': `Bearer error="insufficient_user_authentication", error_description="${description}"`,
-    },
+    { 'www-authenticate': challenge },
   );
 }
 

@@ -9,6 +9,7 @@ describe('public surface', () => {
       'LatchkeyError',
       'LatchkeyTokenError',
       'createLatchkey',
+      'protectedResourceMetadata',
     ]);
   });
 

@@ -1,4 +1,7 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { createApp } from '../../server/src/modules/oauth/index.js';
 import type { TestTenant } from '../../server/test/support.js';
 import { createLatchkey, LatchkeyApiError, LatchkeyError } from '../src/index.js';
 import {
@@ -53,6 +56,56 @@ describe('introspect against the real service', () => {
       tid: t.tenant.id,
       roles: ['admin'],
     });
+  });
+
+  it("refuses an m2m app's client-credentials token (no user) as verifyToken does: claims_invalid", async () => {
+    const { app } = await createApp(service.app.ctx.database.db, t.tenant.id, {
+      name: 'Worker',
+      type: 'm2m',
+    });
+    // The claims node-oidc-provider gives it (docs/design.md §14), signed with the tenant's key.
+    const token = await service.forge(t, {
+      claims: {
+        sub: app.id,
+        client_id: app.id,
+        scope: '',
+        sid: undefined,
+        email: undefined,
+        roles: undefined,
+      },
+    });
+    const introspected = await failure(client().introspect(token));
+    const local = await failure(service.client(t).verifyToken(token));
+    expect([introspected.code, local.code]).toEqual(['claims_invalid', 'claims_invalid']);
+    expect(introspected.reason).toContain("an app's own");
+    // The service itself answers it active (its app exists).
+    const answer = await service.app.request('/api/auth/introspect', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${t.secretKey}` },
+      body: JSON.stringify({ token }),
+    });
+    expect(await answer.json()).toMatchObject({ active: true, sub: app.id, client_id: app.id });
+    // The middleware answers it 401 in both modes (not 503: the API did answer).
+    for (const mode of ['introspect', 'local'] as const) {
+      const onError = vi.fn();
+      const server = createServer(service.client(t).nodeHandler(() => {}, { mode, onError }));
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      const { port } = server.address() as AddressInfo;
+      try {
+        const res = await fetch(`http://127.0.0.1:${port}/`, {
+          headers: { authorization: `Bearer ${token}` },
+        });
+        expect([mode, res.status, res.headers.get('www-authenticate')]).toEqual([
+          mode,
+          401,
+          'Bearer error="invalid_token"',
+        ]);
+        expect(onError).not.toHaveBeenCalled();
+      } finally {
+        server.closeAllConnections();
+        await new Promise((resolve) => server.close(resolve));
+      }
+    }
   });
 
   it('answers inactive once the session is revoked', async () => {

@@ -37,7 +37,11 @@ import { createMailer } from './modules/email/index.js';
 import { VerifiedTokens } from './modules/introspection/index.js';
 import { KeyResolver } from './modules/keys/index.js';
 import { openMasterSecret } from './modules/master-secret/index.js';
+<<<<<<< HEAD
 import { OAuthProviders } from './modules/oauth/registry.js';
+=======
+import { AppCredentials } from './modules/oauth/index.js';
+>>>>>>> node-prm
 import { answerObserver, createMetrics, requestObserver } from './modules/observability/metrics.js';
 import { RateLimitService } from './modules/rate-limit/index.js';
 import { startRetention } from './modules/retention/index.js';
@@ -196,6 +200,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     box,
     bus,
     keys: new KeyResolver(database.db, bus),
+    apps: new AppCredentials(database.db, bus),
     mailer: createMailer({
       smtpUrl: config.smtpUrl,
       from: `Latchkey <no-reply@${new URL(config.publicUrl).hostname}>`,

@@ -8,7 +8,7 @@
 import { createServer } from 'node:http';
 import express from 'express';
 import Fastify from 'fastify';
-import { createLatchkey, type LatchkeyClaims } from '../../src/index.js';
+import { createLatchkey, type LatchkeyClaims, protectedResourceMetadata } from '../../src/index.js';
 
 declare global {
   namespace Express {
@@ -59,4 +59,32 @@ export function nodeExample() {
       res.end(JSON.stringify({ userId: req.auth.sub }));
     }),
   );
+}
+
+export function mcpExample() {
+  const resource = 'https://api.example.com/mcp';
+  const latchkey = createLatchkey({ audience: resource });
+  const metadata = protectedResourceMetadata({
+    resource,
+    issuer: `https://auth.example.com/t/${process.env.LATCHKEY_TENANT_ID}`,
+    scopesSupported: ['files:read'],
+  });
+  const app = express();
+  app.get(metadata.path, metadata.nodeHandler);
+  app.options(metadata.path, metadata.nodeHandler);
+  app.post(
+    '/mcp',
+    latchkey.expressMiddleware({ resourceMetadata: metadata.url }),
+    express.json(),
+    (req, res) => {
+      res.json({ jsonrpc: '2.0', id: req.body.id, result: { user: req.auth?.sub } });
+    },
+  );
+  const fastifyApp = Fastify();
+  fastifyApp.route({
+    method: ['GET', 'OPTIONS'],
+    url: metadata.path,
+    handler: metadata.fastifyHandler,
+  });
+  return { app, fastifyApp };
 }

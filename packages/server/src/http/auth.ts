@@ -15,7 +15,7 @@ import {
   rateLimitHeaders,
 } from '../modules/rate-limit/index.js';
 import { bearerToken } from './bearer.js';
-import type { AppContext } from './context.js';
+import type { ApiCaller, AppContext } from './context.js';
 import { formField } from './form-body.js';
 import { countedPlan } from './introspection-fast-path.js';
 import { sendProblem } from './problem.js';
@@ -169,8 +169,8 @@ export async function requirePublishableKey(
   return { ...found, publishableKey: pk };
 }
 
-/** The key and tenant that the authentication step put on the request. */
-export function authOf(request: FastifyRequest): KeyContext {
+/** The caller and tenant that the authentication step put on the request. */
+export function authOf(request: FastifyRequest): ApiCaller {
   if (!request.apiKey) throw new LatchkeyError('unauthorized', 'This route needs a key');
   return request.apiKey;
 }

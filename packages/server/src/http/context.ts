@@ -7,7 +7,11 @@ import type { Mailer } from '../modules/email/index.js';
 import { type HostedDeps, mailAddressConfirmation } from '../modules/hosted/index.js';
 import type { ActiveClaims, VerifiedTokens } from '../modules/introspection/index.js';
 import type { KeyContext, KeyResolver } from '../modules/keys/index.js';
+<<<<<<< HEAD
 import type { OAuthProviders } from '../modules/oauth/registry.js';
+=======
+import type { AppCaller, AppCredentials } from '../modules/oauth/index.js';
+>>>>>>> node-prm
 import type { Metrics } from '../modules/observability/metrics.js';
 import type { RateLimitService } from '../modules/rate-limit/index.js';
 import type { AccountDeps, Sessions, SigningKeys } from '../modules/sessions/index.js';
@@ -34,6 +38,8 @@ export interface AppContext {
   box: SecretBox;
   mailer: Mailer;
   keys: KeyResolver;
+  /** Apps as introspection's callers and as the subjects of client-credentials tokens. */
+  apps: AppCredentials;
   bus: InvalidationBus;
   signingKeys: SigningKeys;
   sessions: Sessions;
@@ -46,10 +52,13 @@ export interface AppContext {
   oauthProviders: OAuthProviders;
 }
 
+/** Who called a protected route: a key, or (introspection only) an app with its secret. */
+export type ApiCaller = KeyContext | AppCaller;
+
 declare module 'fastify' {
   interface FastifyRequest {
-    /** The key and tenant, set by the key-authentication step of a protected route. */
-    apiKey: KeyContext | undefined;
+    /** The caller and its tenant, set by the authentication step of a protected route. */
+    apiKey: ApiCaller | undefined;
   }
 }
 

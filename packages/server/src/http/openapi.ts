@@ -66,7 +66,7 @@ export async function registerOpenApi(app: FastifyInstance, publicUrl: string): 
             type: 'http',
             scheme: 'basic',
             description:
-              'RFC 7662 client authentication (client_secret_basic): the tenant id as user name, a secret key as password',
+              "RFC 7662 client authentication (client_secret_basic): the tenant id as user name and a secret key as password, or a web or m2m app's client id (app_…) and client secret",
           },
         },
       },

@@ -18,13 +18,13 @@ const Body = Type.Object(
     client_id: Type.Optional(
       Type.String({
         maxLength: defaults.fields.idMaxLength,
-        description: 'client_secret_post: the tenant id',
+        description: "client_secret_post: the tenant id, or a web or m2m app's id (app_…)",
       }),
     ),
     client_secret: Type.Optional(
       Type.String({
         maxLength: defaults.fields.keyMaxLength,
-        description: 'client_secret_post: a secret key',
+        description: "client_secret_post: a secret key, or the app's client secret",
       }),
     ),
   },
@@ -45,7 +45,12 @@ const Result = Type.Object(
     iss: Type.Optional(Type.String()),
     jti: Type.Optional(Type.String()),
     aud: Type.Optional(Type.String({ description: "The tenant's API audience (RFC 9068)" })),
-    client_id: Type.Optional(Type.String({ description: 'The tenant id (RFC 9068)' })),
+    client_id: Type.Optional(
+      Type.String({
+        description:
+          "RFC 9068: the tenant id (the hosted flow's tokens), or the id of the app the token was issued to",
+      }),
+    ),
     amr: Type.Optional(
       Type.Array(Type.String(), {
         description:
@@ -81,7 +86,7 @@ export function introspectionRoutes(app: FastifyInstance, ctx: AppContext) {
           operationId: 'introspectToken',
           summary: 'Is this access token active for my tenant? (RFC 7662)',
           description:
-            'Inactive when the token is invalid, expired, of another tenant, or its session is revoked or its user disabled or deleted. A missing `token` is a bad request (400).',
+            "Inactive when the token is invalid, expired, of another tenant, or its session is revoked or its user disabled or deleted; an m2m app's client-credentials token (sub = client_id = the app's id, no sid, email or roles) is active while its app exists. The caller is a secret key of the tenant, or a web or m2m app of it with its client credentials. A missing `token` is a bad request (400).",
           tags: ['tokens'],
           security: [{ secretKey: [] }, { clientSecretBasic: [] }],
           consumes: ['application/json', 'application/x-www-form-urlencoded'],

@@ -13,31 +13,51 @@ import {
 import type { Tenant } from '../tenants/index.js';
 import { VerifiedTokens } from './verified-tokens.js';
 
-export type Introspection =
-  | { active: false }
-  | {
-      active: true;
-      sub: string;
-      email: string;
-      tid: string;
-      sid: string;
-      roles: string[];
-      scope: string;
-      exp: number;
-      iat: number;
-      iss: string;
-      jti: string;
-      /** RFC 7662 section 2.2 and RFC 9068 section 2.2; absent only on tokens minted before them. */
-      aud?: string;
-      client_id?: string;
-      /** RFC 8176 methods of the session's authentication; absent on sessions older than it. */
-      amr?: string[];
-      /** When the person authenticated (epoch seconds); absent only on tokens minted before it. */
-      auth_time?: number;
-      token_type: 'Bearer';
-    };
+/** Claims every active answer carries (RFC 7662 section 2.2, RFC 9068 section 2.2). */
+interface TokenClaims {
+  active: true;
+  sub: string;
+  tid: string;
+  scope: string;
+  exp: number;
+  iat: number;
+  iss: string;
+  jti: string;
+  /** RFC 7662 section 2.2 and RFC 9068 section 2.2; absent only on tokens minted before them. */
+  aud?: string;
+  token_type: 'Bearer';
+}
 
-export type ActiveClaims = Extract<Introspection, { active: true }>;
+/** A person's token (docs/design.md §5.1), of a Latchkey session. */
+interface UserClaims extends TokenClaims {
+  email: string;
+  sid: string;
+  roles: string[];
+  client_id?: string;
+  /** RFC 8176 methods of the session's authentication; absent on sessions older than it. */
+  amr?: string[];
+  /** When the person authenticated (epoch seconds); absent only on tokens minted before it. */
+  auth_time?: number;
+}
+
+/**
+ * An m2m app's client-credentials token (docs/design.md §14): the app is its own subject
+ * (`sub` = `client_id` = its id), with no session, e-mail or roles.
+ */
+interface AppClaims extends TokenClaims {
+  client_id: string;
+}
+
+export type ActiveClaims = UserClaims | AppClaims;
+
+export type Introspection = { active: false } | ActiveClaims;
+
+/** Where the app of a client-credentials token is looked up (modules/oauth's AppCredentials). */
+interface TokenApps {
+  /** From memory alone; null when only the database can answer. */
+  cachedIsM2m(tenantId: string, appId: string): boolean | null;
+  isM2m(tenantId: string, appId: string): Promise<boolean>;
+}
 
 export interface IntrospectionDeps {
   signingKeys: SigningKeys;
@@ -45,6 +65,8 @@ export interface IntrospectionDeps {
   authUrl: string;
   /** Tokens already verified; without it every token is verified again. */
   verifiedTokens?: VerifiedTokens<ActiveClaims>;
+  /** The tenants' apps; without them an app's client-credentials token is inactive. */
+  apps?: TokenApps;
 }
 
 const INACTIVE: Introspection = Object.freeze({ active: false });
@@ -60,19 +82,30 @@ function claimsOf(payload: Record<string, unknown>): ActiveClaims | undefined {
     payload;
   if (
     typeof sub !== 'string' ||
-    typeof email !== 'string' ||
     typeof tid !== 'string' ||
-    typeof sid !== 'string'
-  )
-    return;
-  if (
-    !isStringArray(roles) ||
     typeof scope !== 'string' ||
     typeof jti !== 'string' ||
     typeof iss !== 'string'
   )
     return;
   if (typeof exp !== 'number' || typeof iat !== 'number') return;
+  // docs/design.md §14: a client-credentials token, whose subject is the app itself. Whether
+  // that app still exists is checked on every use (withApp), as a session is for the others.
+  if (sid === undefined && email === undefined && roles === undefined && client_id === sub)
+    return {
+      active: true,
+      sub,
+      tid,
+      scope,
+      exp,
+      iat,
+      iss,
+      jti,
+      ...(typeof aud === 'string' ? { aud } : {}),
+      client_id: sub,
+      token_type: 'Bearer',
+    };
+  if (typeof email !== 'string' || typeof sid !== 'string' || !isStringArray(roles)) return;
   return {
     active: true,
     sub,
@@ -191,11 +224,37 @@ function withSession(
   seenBefore: boolean,
 ): Introspection | Promise<Introspection> {
   if (!claims) return INACTIVE;
+  if (!('sid' in claims)) return withApp(deps, tenant, claims, seenBefore);
   const cached = deps.sessions.cachedState(claims.sid, claims.sub);
   if (cached !== null) return answer(claims, cached, seenBefore);
   return deps.sessions
     .state(tenant.id, claims.sid, claims.sub)
     .then((current) => answer(claims, current, seenBefore));
+}
+
+/**
+ * 5'. docs/design.md §14: an app's client-credentials token is active while its app exists
+ *     (an m2m app of this tenant). A user's token never comes here: its hot path is as before.
+ */
+function withApp(
+  deps: IntrospectionDeps,
+  tenant: Tenant,
+  claims: AppClaims,
+  seenBefore: boolean,
+): Introspection | Promise<Introspection> {
+  if (!deps.apps) return INACTIVE;
+  const cached = deps.apps.cachedIsM2m(tenant.id, claims.sub);
+  if (cached !== null) return cached ? appAnswer(claims, seenBefore) : INACTIVE;
+  return deps.apps
+    .isM2m(tenant.id, claims.sub)
+    .then((exists) => (exists ? appAnswer(claims, seenBefore) : INACTIVE));
+}
+
+/** An app's token answers with its own claims; one asked about again keeps its JSON. */
+function appAnswer(claims: AppClaims, seenBefore: boolean): Introspection {
+  if (!seenBefore) return { ...claims };
+  if (!serialized.has(claims)) serialized.set(Object.freeze(claims), serialize(claims));
+  return claims;
 }
 
 /** An answer's JSON and its length in bytes. */
@@ -221,7 +280,7 @@ const answers = new WeakMap<ActiveClaims, { user: SessionUser; answer: ActiveCla
 const serialized = new WeakMap<Introspection, Serialized>([[INACTIVE, serialize(INACTIVE)]]);
 
 function answer(
-  claims: ActiveClaims,
+  claims: UserClaims,
   current: SessionUser | undefined,
   seenBefore: boolean,
 ): Introspection {

@@ -49,6 +49,8 @@ export interface AppInput {
 
 export const ID_PREFIX = 'app_';
 const ID_SHAPE = /^app_[0-9A-Za-z]{24}$/;
+/** Whether `value` has the shape of an app id (a client_id), before any look-up. */
+export const isAppId = (value: string) => ID_SHAPE.test(value);
 /** 256 bits, as API keys carry. */
 const SECRET_LENGTH = 43;
 
@@ -292,6 +294,7 @@ export async function deleteApp(
       .where('client_id', '=', appId)
       .execute();
     await db.deleteFrom('apps').where('tenant_id', '=', tenantId).where('id', '=', appId).execute();
+    tx.invalidate(appTopic(tenantId, appId));
     return toApp(row);
   });
 }
@@ -314,7 +317,8 @@ export async function rotateAppSecret(
         message: `the grace period must be between 0 and ${defaults.oauth.maxSecretGraceMs / 86_400_000} days`,
       },
     ]);
-  return transact(deps.db, deps.bus, async ({ db }) => {
+  return transact(deps.db, deps.bus, async (tx) => {
+    const { db } = tx;
     await getTenant(db, tenantId);
     const row = await findAppRow(db, tenantId, appId);
     if (row.secret_hash === null)
@@ -336,6 +340,7 @@ export async function rotateAppSecret(
       .where('tenant_id', '=', tenantId)
       .where('id', '=', appId)
       .execute();
+    tx.invalidate(appTopic(tenantId, appId));
     return { app: toApp({ ...row, ...update }, now), clientSecret };
   });
 }
@@ -401,7 +406,29 @@ export async function clientMetadataOf(
   }
 }
 
+/** What an app's deletion or new secret invalidates (`AppCredentials` caches apps). */
+const appTopic = (tenantId: string, appId: string) => `app:${tenantId}/${appId}`;
+
 const sameHash = (a: string, b: string) => timingSafeEqual(Buffer.from(a), Buffer.from(b));
+
+type SecretColumns = Pick<
+  AppRow,
+  'secret_hash' | 'previous_secret_hash' | 'previous_secret_expires_at'
+>;
+
+/** The rule of `appSecretMatches`, on columns already read. */
+export function secretMatches(row: SecretColumns, presented: string, now = Date.now()): boolean {
+  if (!row.secret_hash) return false;
+  const hash = sha256Hex(presented);
+  if (sameHash(hash, row.secret_hash)) return true;
+  const until = row.previous_secret_expires_at;
+  return (
+    row.previous_secret_hash !== null &&
+    until !== null &&
+    until > now &&
+    sameHash(hash, row.previous_secret_hash)
+  );
+}
 
 /**
  * Whether `presented` is the app's client secret: the current one, or the one before the
@@ -419,14 +446,5 @@ export async function appSecretMatches(
     .where('tenant_id', '=', tenantId)
     .where('id', '=', appId)
     .executeTakeFirst();
-  if (!row?.secret_hash) return false;
-  const hash = sha256Hex(presented);
-  if (sameHash(hash, row.secret_hash)) return true;
-  const until = row.previous_secret_expires_at;
-  return (
-    row.previous_secret_hash !== null &&
-    until !== null &&
-    until > Date.now() &&
-    sameHash(hash, row.previous_secret_hash)
-  );
+  return row !== undefined && secretMatches(row, presented);
 }

@@ -1,3 +1,4 @@
+export { type AppCaller, AppCredentials } from './app-credentials.js';
 export {
   APP_TYPES,
   type App,
