@@ -37,11 +37,8 @@ import { createMailer } from './modules/email/index.js';
 import { VerifiedTokens } from './modules/introspection/index.js';
 import { KeyResolver } from './modules/keys/index.js';
 import { openMasterSecret } from './modules/master-secret/index.js';
-<<<<<<< HEAD
-import { OAuthProviders } from './modules/oauth/registry.js';
-=======
 import { AppCredentials } from './modules/oauth/index.js';
->>>>>>> node-prm
+import { OAuthProviders } from './modules/oauth/registry.js';
 import { answerObserver, createMetrics, requestObserver } from './modules/observability/metrics.js';
 import { RateLimitService } from './modules/rate-limit/index.js';
 import { startRetention } from './modules/retention/index.js';

@@ -7,11 +7,8 @@ import type { Mailer } from '../modules/email/index.js';
 import { type HostedDeps, mailAddressConfirmation } from '../modules/hosted/index.js';
 import type { ActiveClaims, VerifiedTokens } from '../modules/introspection/index.js';
 import type { KeyContext, KeyResolver } from '../modules/keys/index.js';
-<<<<<<< HEAD
-import type { OAuthProviders } from '../modules/oauth/registry.js';
-=======
 import type { AppCaller, AppCredentials } from '../modules/oauth/index.js';
->>>>>>> node-prm
+import type { OAuthProviders } from '../modules/oauth/registry.js';
 import type { Metrics } from '../modules/observability/metrics.js';
 import type { RateLimitService } from '../modules/rate-limit/index.js';
 import type { AccountDeps, Sessions, SigningKeys } from '../modules/sessions/index.js';
