@@ -578,6 +578,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/t/{tenantId}/oauth/register": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Dynamic client registration (RFC 7591), when the tenant turns it on (`--dynamic-registration on`)
+         * @description Served by the tenant's OpenID Provider (node-oidc-provider; docs/design.md §14). OAuth errors are `{ "error", "error_description" }` (RFC 6749 section 5.2), not problem documents.
+         */
+        post: operations["oauthRegister"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/t/{tenantId}/oauth/end-session": {
         parameters: {
             query?: never;
@@ -2875,6 +2895,26 @@ export interface operations {
         };
     };
     oauthRevoke: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                tenantId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    oauthRegister: {
         parameters: {
             query?: never;
             header?: never;

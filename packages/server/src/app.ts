@@ -220,7 +220,6 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
           url: `${config.publicUrl}${INTROSPECT_PATH}`,
           authMethods: CLIENT_AUTH_METHODS,
         },
-        proxy: config.trustProxy !== false && config.trustProxy !== undefined,
         hosted: hostedSide({ db: database.db, authUrl: config.publicUrl }),
       },
       bus,

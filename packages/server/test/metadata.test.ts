@@ -50,6 +50,22 @@ describe.each(DIALECTS)('authorization server metadata on %s', (dialect) => {
     expect(document.registration_endpoint).toBeUndefined();
   });
 
+  it("names the issuer's own URLs whatever Host or X-Forwarded-* the request came with", async () => {
+    const doc = await json(
+      await app.request(`/t/${t.tenant.id}/.well-known/openid-configuration`, {
+        headers: { 'x-forwarded-host': 'evil.example', 'x-forwarded-proto': 'https' },
+      }),
+    );
+    const issuer = `${app.url}/t/${t.tenant.id}`;
+    for (const name of [
+      'authorization_endpoint',
+      'token_endpoint',
+      'jwks_uri',
+      'end_session_endpoint',
+    ])
+      expect(doc[name].startsWith(`${issuer}/`), name).toBe(true);
+  });
+
   it('names endpoints that answer: authorization, a non-empty JWKS, introspection', async () => {
     const document = await json(
       await app.request(`/.well-known/oauth-authorization-server/t/${t.tenant.id}`),

@@ -8,6 +8,7 @@ import {
   hostedQuery,
   returningUserOf,
 } from '../../modules/hosted/index.js';
+import { interactionStartedAt } from '../../modules/oauth/index.js';
 import { browserSessionBinding } from '../../modules/sessions/index.js';
 import { getTenant, type Tenant } from '../../modules/tenants/index.js';
 import { getUser } from '../../modules/users/index.js';
@@ -17,6 +18,7 @@ import type { AppContext } from '../context.js';
 import { formField } from '../form-body.js';
 import { seeOther } from '../pages/respond.js';
 import { PAGE } from '../pages/scope.js';
+import { asIssuerRequest } from '../routes/oauth.js';
 import { errorPage, pageContext, sendPage } from './responses.js';
 import { currentBrowserCookie } from './setup.js';
 
@@ -58,7 +60,10 @@ export function interactionPages(scope: FastifyInstance, ctx: AppContext) {
   ) {
     const provider = await ctx.oauthProviders.get(tenant);
     try {
-      const details = await provider.interactionDetails(request.raw, reply.raw);
+      const details = await provider.interactionDetails(
+        asIssuerRequest(request, ctx.config.publicUrl),
+        reply.raw,
+      );
       if (details.uid !== request.params.uid)
         throw new errors.SessionNotFound('another interaction');
       return { provider, details };
@@ -74,18 +79,6 @@ export function interactionPages(scope: FastifyInstance, ctx: AppContext) {
       return undefined;
     }
   }
-
-  /** When the interaction began (ms): its row's first write, kept by later ones. */
-  const interactionStart = async (uid: string, tenantId: string) => {
-    const row = await db
-      .selectFrom('oauth_artifacts')
-      .select('created_at')
-      .where('tenant_id', '=', tenantId)
-      .where('model', '=', 'Interaction')
-      .where('id', '=', uid)
-      .executeTakeFirst();
-    return row?.created_at ?? Date.now();
-  };
 
   const hostedOf = (tenant: Tenant, uid: string): Promise<HostedRequest> =>
     checkHostedRequest(ctx, { tenant_id: tenant.id, interaction: uid });
@@ -113,7 +106,7 @@ export function interactionPages(scope: FastifyInstance, ctx: AppContext) {
     const finishLogin = async () => {
       if (!user || !bound) throw new Error('no hosted session to hand over');
       const to = await provider.interactionResult(
-        request.raw,
+        asIssuerRequest(request, ctx.config.publicUrl),
         reply.raw,
         {
           login: {
@@ -133,7 +126,7 @@ export function interactionPages(scope: FastifyInstance, ctx: AppContext) {
       // sign-in made after this interaction began; anything else takes the live one.
       // A sign-in made since this interaction began answers every reason.
       const fresh = prompt.reasons.some((reason: string) => !SESSION_REASONS.has(reason));
-      const began = await interactionStart(details.uid, tenant.id);
+      const began = (await interactionStartedAt(db, tenant.id, details.uid)) ?? Date.now();
       const maxAge = params.max_age === undefined ? Number.NaN : Number(params.max_age);
       if (!bound) return signIn(fresh);
       if (bound.startedAt >= began) return finishLogin();
@@ -184,7 +177,7 @@ export function interactionPages(scope: FastifyInstance, ctx: AppContext) {
       const decision = formField(request.body, 'decision');
       if (decision !== 'allow') {
         const to = await provider.interactionResult(
-          request.raw,
+          asIssuerRequest(request, ctx.config.publicUrl),
           reply.raw,
           { error: 'access_denied', error_description: 'The user denied the request' },
           { mergeWithLastSubmission: false },
@@ -206,7 +199,7 @@ export function interactionPages(scope: FastifyInstance, ctx: AppContext) {
         grant.addResourceScope(indicator, scopes.join(' '));
       const grantId = await grant.save();
       const to = await provider.interactionResult(
-        request.raw,
+        asIssuerRequest(request, ctx.config.publicUrl),
         reply.raw,
         { consent: { grantId } },
         { mergeWithLastSubmission: true },

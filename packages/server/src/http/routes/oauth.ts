@@ -122,6 +122,21 @@ const describe = (endpoint: Endpoint, method: string) => ({
 });
 
 /**
+ * Makes a request one the tenant's provider reads as addressed to its issuer: Host and
+ * scheme from PUBLIC_URL (its endpoint URLs and cookies are the issuer's even when the
+ * request came in as 127.0.0.1 or through a proxy), the client's address as Fastify
+ * resolved it. Any X-Forwarded-* the client sent is replaced.
+ */
+export function asIssuerRequest(request: FastifyRequest, publicUrl: string): IncomingMessage {
+  const url = new URL(publicUrl);
+  const headers = request.raw.headers;
+  headers['x-forwarded-host'] = url.host;
+  headers['x-forwarded-proto'] = url.protocol.slice(0, -1);
+  headers['x-forwarded-for'] = request.ip;
+  return request.raw;
+}
+
+/**
  * The OpenID Provider of each tenant (docs/design.md §14), mounted under its issuer
  * `{auth_url}/t/{id}`: node-oidc-provider answers these routes itself (its own body
  * parsing, errors and CORS), and our userinfo answers from the access token.
@@ -145,7 +160,9 @@ export function oauthRoutes(app: FastifyInstance, ctx: AppContext) {
         `Dynamic registration is off for this tenant (latchkey tenant update ${tenant.id} --dynamic-registration on)`,
       );
     const provider = await ctx.oauthProviders.get(tenant);
-    const raw = request.raw as IncomingMessage & { originalUrl?: string };
+    const raw = asIssuerRequest(request, ctx.config.publicUrl) as IncomingMessage & {
+      originalUrl?: string;
+    };
     const url = raw.url ?? '/';
     const query = url.includes('?') ? url.slice(url.indexOf('?')) : '';
     // node-oidc-provider takes its mount path from originalUrl less url: the issuer's path.
@@ -233,7 +250,8 @@ function userinfoRoutes(
     const token = bearerToken(request.headers.authorization);
     if (!token) return refuse(reply, 401, 'invalid_token', 'An access token is required');
     const claims = await introspect(ctx, tenant, token);
-    if (!claims.active || !claims.email)
+    // A user's token (an m2m app's has no user: nobody to describe).
+    if (!claims.active || !('email' in claims))
       return refuse(reply, 401, 'invalid_token', 'The access token is not active');
     const scopes = new Set(claims.scope.split(' '));
     if (!scopes.has('openid'))

@@ -146,3 +146,22 @@ export class ArtifactAdapter implements Adapter {
     return { ...payload, consumed: Math.floor(consumed / 1_000) };
   }
 }
+
+/**
+ * When an interaction began (ms): its row's first write, which later saves keep. A sign-in
+ * made since answers every reason the provider had to ask for one (docs/design.md §14).
+ */
+export async function interactionStartedAt(
+  db: Kysely<Schema>,
+  tenantId: string,
+  uid: string,
+): Promise<number | undefined> {
+  const row = await db
+    .selectFrom('oauth_artifacts')
+    .select('created_at')
+    .where('tenant_id', '=', tenantId)
+    .where('model', '=', 'Interaction')
+    .where('id', '=', uid)
+    .executeTakeFirst();
+  return row?.created_at;
+}

@@ -1,3 +1,4 @@
+export { interactionStartedAt } from './adapter.js';
 export { type AppCaller, AppCredentials } from './app-credentials.js';
 export {
   APP_TYPES,

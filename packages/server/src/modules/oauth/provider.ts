@@ -26,8 +26,6 @@ export interface ProviderDeps {
   signingKeys: SigningKeys;
   /** The master secret: the provider's cookie-signing key is derived from it, per tenant. */
   secret: string;
-  /** Whether X-Forwarded-Proto is to be believed (`TRUST_PROXY`): cookies are Secure behind TLS. */
-  proxy?: boolean;
   /** Introspection (RFC 7662) and how its callers authenticate, announced in discovery. */
   introspection?: { url: string; authMethods: readonly string[] };
   /** The hosted pages' side, once mounted in the server (http/routes/oauth.ts). */
@@ -313,7 +311,10 @@ export async function createTenantProvider(deps: ProviderDeps, tenant: Tenant): 
     },
   };
   const provider = new Provider(issuerOf(deps.authUrl, tenant.id), configuration);
-  provider.proxy = deps.proxy ?? false;
+  // Requests reach it as `asIssuerRequest` (http/routes/oauth.ts) makes them: X-Forwarded-*
+  // set by us from PUBLIC_URL, never the client's, so that its URLs and Secure cookies are
+  // the issuer's whatever Host the request came in with.
+  provider.proxy = true;
   // RP-initiated logout that the user confirmed ends the hosted session too.
   provider.use(async (ctx, next) => {
     await next();
