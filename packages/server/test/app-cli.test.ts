@@ -256,6 +256,56 @@ describe.each(DIALECTS)('latchkey app on %s', (dialect) => {
     }
   });
 
+  it('app create --pkce-optional: a web app may leave PKCE out; any other type is a usage error', async () => {
+    const made = parsed(
+      await cli(
+        'app',
+        'create',
+        '--tenant',
+        tenant,
+        '--name',
+        'Legacy',
+        '--type',
+        'web',
+        '--redirect-uri',
+        'https://legacy.example.com/cb',
+        '--pkce-optional',
+        '--json',
+      ),
+    );
+    expect(made.app.pkceOptional).toBe(true);
+    expect((await appRow(made.app.id))?.pkce_optional).toBe(1);
+    const shown = await cli('app', 'show', '--tenant', tenant, made.app.id);
+    expect(shown.stdout).toMatch(/^pkce\s+optional$/m);
+    const spa = await cli(
+      'app',
+      'create',
+      '--tenant',
+      tenant,
+      '--name',
+      'S',
+      '--type',
+      'spa',
+      '--redirect-uri',
+      'https://s.example.com/cb',
+      '--pkce-optional',
+    );
+    expect(spa.code).toBe(2);
+    expect(spa.stderr).toMatch(/--pkce-optional is for web apps/);
+  });
+
+  it('tenant update --dynamic-registration on|off turns RFC 7591 registration on and off', async () => {
+    expect((await cli('tenant', 'show', tenant)).stdout).toMatch(/^registration off$/m);
+    const on = await cli('tenant', 'update', tenant, '--dynamic-registration', 'on', '--json');
+    expect(on.code).toBe(0);
+    expect(parsed(on).dynamicRegistration ?? parsed(on).tenant?.dynamicRegistration).toBe(true);
+    expect((await cli('tenant', 'show', tenant)).stdout).toMatch(/^registration on \(RFC 7591\)$/m);
+    const odd = await cli('tenant', 'update', tenant, '--dynamic-registration', 'maybe');
+    expect(odd.code).toBe(2);
+    await cli('tenant', 'update', tenant, '--dynamic-registration', 'off');
+    expect((await cli('tenant', 'show', tenant)).stdout).toMatch(/^registration off$/m);
+  });
+
   it('app list and show see only the apps of their tenant', async () => {
     const other = parsed(await cli('tenant', 'create', '--name', 'Other', '--json')).tenant.id;
     const made = parsed(

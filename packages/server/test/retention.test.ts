@@ -168,6 +168,31 @@ for (const dialect of DIALECTS) {
         )
         .execute();
 
+      // The OpenID Provider's records (docs/design.md §14): a spent code, a live grant, and
+      // one without an end; the same id under two models is two rows (composite key).
+      await db
+        .insertInto('oauth_artifacts')
+        .values(
+          [
+            ['AuthorizationCode', 'same-id', old],
+            ['Grant', 'same-id', now + 60_000],
+            ['Session', 'other', null],
+          ].map(([model, id, at]) => ({
+            tenant_id: t.tenant.id,
+            model: model as string,
+            id: id as string,
+            payload: '{}',
+            grant_id: null,
+            uid: null,
+            client_id: null,
+            session_id: null,
+            expires_at: at as number | null,
+            consumed_at: null,
+            created_at: now - 3 * DAY,
+          })),
+        )
+        .execute();
+
       // Two instances at once, one in small batches.
       await Promise.all([
         purgeExpired(db),
@@ -195,6 +220,16 @@ for (const dialect of DIALECTS) {
       expect(await count('hosted_sessions')).toBe(1);
       expect(await count('mail_outbox')).toBe(1);
       expect(await count('oauth_flows')).toBe(1);
+      const artifacts = await db
+        .selectFrom('oauth_artifacts')
+        .select(['model', 'id'])
+        .where('tenant_id', '=', t.tenant.id)
+        .orderBy('model')
+        .execute();
+      expect(artifacts).toEqual([
+        { model: 'Grant', id: 'same-id' },
+        { model: 'Session', id: 'other' },
+      ]);
       for (const table of [
         'auth_codes',
         'email_tokens',

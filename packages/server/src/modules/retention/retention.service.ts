@@ -10,7 +10,8 @@ type Keep = (policy: RetentionPolicy) => number;
 /** What one table keeps: a row is deleted once any of its `past` columns is that old. */
 interface Rule {
   table: keyof Schema;
-  key: string;
+  /** The primary key: a column, or the columns of a composite one. */
+  key: string | string[];
   past: [column: string, keep: Keep][];
 }
 
@@ -64,6 +65,12 @@ const RULES: Rule[] = [
   },
   { table: 'mail_outbox', key: 'id', past: [['created_at', outbox]] },
   { table: 'oauth_flows', key: 'state', past: [['expires_at', abandonedFlows]] },
+  // The OpenID Provider's records (docs/design.md §14): past their end they are never found.
+  {
+    table: 'oauth_artifacts',
+    key: ['tenant_id', 'model', 'id'],
+    past: [['expires_at', spentLinks]],
+  },
 ];
 
 const pastOf = (rule: Rule, now: number, policy: RetentionPolicy) =>
@@ -85,11 +92,16 @@ export async function purgeExpired(
   const deleted: Partial<Record<keyof Schema, number>> = {};
   for (const rule of RULES) {
     const table = sql.table(rule.table);
-    const key = sql.ref(rule.key);
+    const key =
+      typeof rule.key === 'string'
+        ? sql.ref(rule.key)
+        : sql`(${sql.join(rule.key.map((column) => sql.ref(column)))})`;
+    const columns =
+      typeof rule.key === 'string' ? key : sql.join(rule.key.map((column) => sql.ref(column)));
     let total = 0;
     for (;;) {
       const result =
-        await sql`delete from ${table} where ${key} in (select ${key} from ${table} where ${pastOf(rule, now, policy)} limit ${policy.batchSize})`.execute(
+        await sql`delete from ${table} where ${key} in (select ${columns} from ${table} where ${pastOf(rule, now, policy)} limit ${policy.batchSize})`.execute(
           db,
         );
       const count = Number(result.numAffectedRows ?? 0);
