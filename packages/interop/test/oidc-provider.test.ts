@@ -1,199 +1,301 @@
 /**
- * docs/design.md §14: relying-party libraries (openid-client, oauth4webapi) against a
- * tenant's OpenID Provider, on every database: discovery, authorization code with PKCE,
- * ID token validation, refresh rotation, client credentials and revocation. The provider
- * runs on its own (server test/oauth-harness.ts), with a stand-in for the hosted sign-in
- * page, until it is mounted in the server.
+ * docs/design.md §14: relying-party libraries that are not ours (openid-client,
+ * oauth4webapi) against a tenant's OpenID Provider in the real server, on every database.
+ * Users sign up with a password and sign in through the real hosted form (OAuthBrowser);
+ * each library is given only what its documentation asks for: the issuer URL, the client
+ * id and the client secret.
  */
-import { randomBytes } from 'node:crypto';
 import * as oauth from 'oauth4webapi';
 import * as client from 'openid-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { localBus } from '../../server/src/cache/invalidation.js';
 import { createApp } from '../../server/src/modules/oauth/index.js';
-import type { Tenant } from '../../server/src/modules/tenants/index.js';
-import { createUserWithoutPassword } from '../../server/src/modules/users/index.js';
+import { OAuthBrowser } from '../../server/test/oauth-browser.js';
 import {
-  type ProviderHarness,
-  type SigningIn,
-  startProviderHarness,
-} from '../../server/test/oauth-harness.js';
-import { DIALECTS } from '../../server/test/support.js';
+  DIALECTS,
+  email,
+  json,
+  postJson,
+  startApp,
+  type TestApp,
+  type TestTenant,
+} from '../../server/test/support.js';
 
 const REDIRECT = 'https://rp.example.com/callback';
+const LOGGED_OUT = 'https://rp.example.com/logged-out';
+const PASSWORD = 'correct horse battery staple';
+const insecure = { execute: [client.allowInsecureRequests] };
+const options = { [oauth.allowInsecureRequests]: true };
 
 describe.each(DIALECTS)('relying parties against a tenant OpenID Provider on %s', (dialect) => {
-  const bus = localBus({ cache: true });
-  const signingIn: SigningIn = { userId: '', amr: ['pwd'], at: 0 };
-  let harness: ProviderHarness;
-  let tenant: Tenant;
+  let app: TestApp;
+  let t: TestTenant;
   let issuer: string;
   let web: { id: string; secret: string };
   let m2m: { id: string; secret: string };
-
-  /** The browser: follows the provider's redirects to the app's callback, with its cookies. */
-  async function browse(start: URL): Promise<URL> {
-    const jar = new Map<string, string>();
-    let url = start.href;
-    for (let hop = 0; hop < 10; hop++) {
-      const res = await fetch(url, {
-        redirect: 'manual',
-        headers: { cookie: [...jar].map(([k, v]) => `${k}=${v}`).join('; ') },
-      });
-      for (const cookie of res.headers.getSetCookie()) {
-        const [pair = ''] = cookie.split(';');
-        jar.set(pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1));
-      }
-      const location = res.headers.get('location');
-      if (!location) throw new Error(`no redirect from ${url}: ${res.status}`);
-      url = new URL(location, url).href;
-      if (!url.startsWith(harness.base)) return new URL(url);
-    }
-    throw new Error('too many redirects');
-  }
+  let elsewhere: { id: string; secret: string };
+  const user = { id: '', email: '' };
 
   beforeAll(async () => {
-    harness = await startProviderHarness(dialect, {
-      tenants: [{ name: 'Acme' }],
-      signingIn,
-      bus,
-    });
-    const [acme] = harness.tenants;
-    if (!acme) throw new Error('no tenant');
-    tenant = acme;
-    issuer = `${harness.base}/t/${tenant.id}`;
-    const db = harness.database.db;
-    const site = await createApp(db, tenant.id, {
+    app = await startApp(dialect);
+    t = await app.tenant();
+    issuer = `${app.url}/t/${t.tenant.id}`;
+    const db = app.ctx.database.db;
+    const site = await createApp(db, t.tenant.id, {
       name: 'Site',
       type: 'web',
       redirectUris: [REDIRECT],
+      postLogoutRedirectUris: [LOGGED_OUT],
     });
     web = { id: site.app.id, secret: site.clientSecret ?? '' };
-    const worker = await createApp(db, tenant.id, { name: 'Worker', type: 'm2m' });
+    const worker = await createApp(db, t.tenant.id, { name: 'Worker', type: 'm2m' });
     m2m = { id: worker.app.id, secret: worker.clientSecret ?? '' };
-    const user = await createUserWithoutPassword(db, tenant, {
-      email: 'grace@example.com',
-      name: 'Grace',
-      emailVerified: true,
+    // Another tenant's app, with the very same redirect URI.
+    const other = await app.tenant();
+    const theirs = await createApp(db, other.tenant.id, {
+      name: 'Theirs',
+      type: 'web',
+      redirectUris: [REDIRECT],
     });
-    Object.assign(signingIn, { userId: user.id, at: Math.floor(Date.now() / 1000) - 3 });
+    elsewhere = { id: theirs.app.id, secret: theirs.clientSecret ?? '' };
+    user.email = email();
+    const up = await postJson(app, '/v1/auth/sign-up', t.secretKey, {
+      email: user.email,
+      password: PASSWORD,
+    });
+    expect(up.status).toBe(201);
+    user.id = (await json(up)).userId;
   });
-  afterAll(() => harness?.close());
+  afterAll(() => app?.dispose());
+
+  const discover = (id = web.id, secret = web.secret) =>
+    client.discovery(new URL(issuer), id, secret, undefined, insecure);
+
+  /** An authorization request as openid-client builds it, with its PKCE verifier. */
+  async function authorization(config: client.Configuration, extra: Record<string, string> = {}) {
+    const verifier = client.randomPKCECodeVerifier();
+    const state = client.randomState();
+    const nonce = client.randomNonce();
+    const url = client.buildAuthorizationUrl(config, {
+      redirect_uri: REDIRECT,
+      scope: 'openid email profile',
+      code_challenge: await client.calculatePKCECodeChallenge(verifier),
+      code_challenge_method: 'S256',
+      state,
+      nonce,
+      ...extra,
+    });
+    return { url, verifier, state, nonce };
+  }
+
+  /** A browser that signs in on the hosted form and comes back with a code. */
+  async function signIn(config: client.Configuration, browser = new OAuthBrowser(app.url)) {
+    const request = await authorization(config);
+    const visit = await browser.browse(request.url, { email: user.email, password: PASSWORD });
+    expect(visit.path).toContain('POST /sign-in');
+    const checks = {
+      pkceCodeVerifier: request.verifier,
+      expectedState: request.state,
+      expectedNonce: request.nonce,
+    };
+    return { ...request, callback: visit.url, browser, checks };
+  }
 
   describe('openid-client', () => {
-    const insecure = { execute: [client.allowInsecureRequests] };
-
-    it('discovers the provider, signs in with code + PKCE, validates the ID token, refreshes', async () => {
-      const config = await client.discovery(
-        new URL(issuer),
-        web.id,
-        web.secret,
-        undefined,
-        insecure,
-      );
+    it('discovers, signs in with code + PKCE + nonce + state on the hosted form, validates the ID token, reads userinfo', async () => {
+      const config = await discover();
       expect(config.serverMetadata()).toMatchObject({
         issuer,
+        authorization_endpoint: `${issuer}/oauth/authorize`,
         token_endpoint: `${issuer}/oauth/token`,
+        userinfo_endpoint: `${issuer}/oauth/userinfo`,
+        revocation_endpoint: `${issuer}/oauth/revoke`,
+        end_session_endpoint: `${issuer}/oauth/end-session`,
         code_challenge_methods_supported: ['S256'],
       });
-      const verifier = client.randomPKCECodeVerifier();
-      const state = client.randomState();
-      const nonce = client.randomNonce();
-      const start = client.buildAuthorizationUrl(config, {
-        redirect_uri: REDIRECT,
-        scope: 'openid email profile',
-        code_challenge: await client.calculatePKCECodeChallenge(verifier),
-        code_challenge_method: 'S256',
-        state,
-        nonce,
-      });
-      const callback = await browse(start);
+      const before = Math.floor(Date.now() / 1_000);
+      const { callback, verifier, state, nonce, browser } = await signIn(config);
+      const after = Math.ceil(Date.now() / 1_000);
+      expect(callback.href.startsWith(`${REDIRECT}?`)).toBe(true);
       const tokens = await client.authorizationCodeGrant(config, callback, {
         pkceCodeVerifier: verifier,
         expectedState: state,
         expectedNonce: nonce,
         idTokenExpected: true,
       });
-      expect(tokens.claims()).toMatchObject({
+      const claims = tokens.claims();
+      expect(claims).toMatchObject({
         iss: issuer,
         aud: web.id,
-        sub: signingIn.userId,
+        sub: user.id,
         nonce,
-        auth_time: signingIn.at,
         amr: ['pwd'],
-        email: 'grace@example.com',
-        name: 'Grace',
+        email: user.email,
       });
-      expect(tokens.refresh_token).toEqual(expect.any(String));
+      expect(claims?.auth_time).toBeGreaterThanOrEqual(before);
+      expect(claims?.auth_time).toBeLessThanOrEqual(after);
+      expect(tokens.token_type).toBe('bearer');
 
-      const refreshed = await client.refreshTokenGrant(config, tokens.refresh_token ?? '');
-      expect(refreshed.refresh_token).not.toBe(tokens.refresh_token);
-      expect(refreshed.access_token).not.toBe(tokens.access_token);
+      const info = await client.fetchUserInfo(config, tokens.access_token, user.id);
+      expect(info).toEqual({ sub: user.id, email: user.email, email_verified: false });
 
-      // A wrong state in the callback is refused by the library (the provider echoes it).
-      const other = await browse(
-        client.buildAuthorizationUrl(config, {
-          redirect_uri: REDIRECT,
-          scope: 'openid',
-          code_challenge: await client.calculatePKCECodeChallenge(verifier),
-          code_challenge_method: 'S256',
-          state: 'one',
-        }),
-      );
-      await expect(
-        client.authorizationCodeGrant(config, other, {
-          pkceCodeVerifier: verifier,
-          expectedState: 'another',
-        }),
-      ).rejects.toMatchObject({ cause: { message: expect.stringMatching(/"state"/) } });
+      // The same browser again: its hosted session signs it in without the form.
+      const again = await browser.browse((await authorization(config)).url);
+      expect(again.path).not.toContain('/sign-in');
+      expect(again.url.searchParams.get('code')).toEqual(expect.any(String));
     });
 
-    it('gets an m2m token with client credentials, and revokes a refresh token', async () => {
-      const config = await client.discovery(
-        new URL(issuer),
-        m2m.id,
-        m2m.secret,
-        undefined,
-        insecure,
-      );
-      const tokens = await client.clientCredentialsGrant(config);
-      expect(tokens).toMatchObject({ token_type: 'bearer', expires_in: 600 });
+    it('refresh rotates the refresh token; the old one is served within the 5 s grace, replayed after it revokes the grant', async () => {
+      const config = await discover();
+      const { callback, checks } = await signIn(config);
+      const first = await client.authorizationCodeGrant(config, callback, checks);
+      const old = first.refresh_token ?? '';
+      const second = await client.refreshTokenGrant(config, old);
+      expect(second.refresh_token).toEqual(expect.any(String));
+      expect(second.refresh_token).not.toBe(old);
+      expect(second.access_token).not.toBe(first.access_token);
+      // A second tab refreshing with the same token at once still rotates (the grace).
+      const tab = await client.refreshTokenGrant(config, old);
+      expect(tab.refresh_token).not.toBe(second.refresh_token);
 
-      const site = await client.discovery(new URL(issuer), web.id, web.secret, undefined, insecure);
-      const verifier = client.randomPKCECodeVerifier();
-      const callback = await browse(
-        client.buildAuthorizationUrl(site, {
-          redirect_uri: REDIRECT,
-          scope: 'openid',
-          code_challenge: await client.calculatePKCECodeChallenge(verifier),
-          code_challenge_method: 'S256',
-          state: 's',
-        }),
-      );
-      const got = await client.authorizationCodeGrant(site, callback, {
-        pkceCodeVerifier: verifier,
-        expectedState: 's',
-      });
-      await client.tokenRevocation(site, got.refresh_token ?? '');
-      await expect(client.refreshTokenGrant(site, got.refresh_token ?? '')).rejects.toMatchObject({
+      // Six seconds later, as far as the database knows: the replay is a stolen token's.
+      await app.ctx.database.db
+        .updateTable('oauth_artifacts')
+        .set((eb) => ({ consumed_at: eb('consumed_at', '-', 6_000) }))
+        .where('tenant_id', '=', t.tenant.id)
+        .where('model', '=', 'RefreshToken')
+        .where('id', '=', old)
+        .execute();
+      await expect(client.refreshTokenGrant(config, old)).rejects.toMatchObject({
         error: 'invalid_grant',
       });
+      // The whole grant is gone: the newest refresh token and the access tokens too.
+      await expect(client.refreshTokenGrant(config, tab.refresh_token ?? '')).rejects.toMatchObject(
+        { error: 'invalid_grant' },
+      );
+      await expect(
+        client.fetchUserInfo(config, second.access_token, user.id),
+      ).rejects.toMatchObject({ status: 401 });
+    });
+
+    it('gets an m2m token with client credentials, and revokes a refresh token (RFC 7009)', async () => {
+      const worker = await discover(m2m.id, m2m.secret);
+      const machine = await client.clientCredentialsGrant(worker);
+      expect(machine).toMatchObject({ token_type: 'bearer', expires_in: expect.any(Number) });
+      const as = await asOf('oidc');
+      const claims = await oauth.validateJwtAccessToken(
+        as,
+        bearer(machine.access_token),
+        `${issuer}/api`,
+        options,
+      );
+      expect(claims).toMatchObject({ sub: m2m.id, client_id: m2m.id, tid: t.tenant.id });
+      // A user-facing app may not use client credentials (RFC 6749 section 5.2).
+      await expect(client.clientCredentialsGrant(await discover())).rejects.toMatchObject({
+        error: 'unauthorized_client',
+      });
+
+      const config = await discover();
+      const { callback, checks } = await signIn(config);
+      const got = await client.authorizationCodeGrant(config, callback, checks);
+      await client.tokenRevocation(config, got.refresh_token ?? '');
+      await expect(client.refreshTokenGrant(config, got.refresh_token ?? '')).rejects.toMatchObject(
+        { error: 'invalid_grant' },
+      );
+      // Its grant's Latchkey session ended with it: the access token no longer reads userinfo.
+      await expect(client.fetchUserInfo(config, got.access_token, user.id)).rejects.toMatchObject({
+        status: 401,
+      });
+    });
+
+    it('end-session: the logout page confirmed sends the browser to the post-logout URI; the next authorize needs the form again', async () => {
+      const config = await discover();
+      const { callback, checks, browser } = await signIn(config);
+      const tokens = await client.authorizationCodeGrant(config, callback, checks);
+      const end = client.buildEndSessionUrl(config, {
+        id_token_hint: tokens.id_token ?? '',
+        post_logout_redirect_uri: LOGGED_OUT,
+        state: 'bye',
+      });
+      const page = await browser.request(end.href);
+      expect(page.status).toBe(200);
+      const html = await page.text();
+      expect(html).toContain('Site asks to sign you out');
+      const action = /<form[^>]*action="([^"]+)"/.exec(html)?.[1] ?? '';
+      const xsrf = /name="xsrf" value="([^"]+)"/.exec(html)?.[1] ?? '';
+      expect(new URL(action, end).href).toBe(`${issuer}/oauth/end-session/confirm`);
+      const confirmed = await browser.request(new URL(action, end).href, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/x-www-form-urlencoded',
+          origin: new URL(app.url).origin,
+        },
+        body: new URLSearchParams({ xsrf, logout: 'yes' }).toString(),
+      });
+      expect(confirmed.status).toBe(303);
+      const back = new URL(confirmed.headers.get('location') ?? '');
+      expect(`${back.origin}${back.pathname}`).toBe(LOGGED_OUT);
+      expect(back.searchParams.get('state')).toBe('bye');
+
+      // Signed out of the provider and of the hosted pages: the form comes back.
+      await expect(browser.browse((await authorization(config)).url)).rejects.toThrow(
+        /reached the sign-in form/,
+      );
+      const again = await browser.browse((await authorization(config)).url, {
+        email: user.email,
+        password: PASSWORD,
+      });
+      expect(again.path).toContain('POST /sign-in');
+      expect(again.url.searchParams.get('code')).toEqual(expect.any(String));
     });
   });
 
-  describe('oauth4webapi', () => {
-    const options = { [oauth.allowInsecureRequests]: true };
+  /** The provider's metadata, read and checked by oauth4webapi at one of its two paths. */
+  async function asOf(algorithm: 'oidc' | 'oauth2') {
+    const response = await oauth.discoveryRequest(new URL(issuer), { algorithm, ...options });
+    expect(response.url).toBe(
+      algorithm === 'oidc'
+        ? `${issuer}/.well-known/openid-configuration`
+        : `${app.url}/.well-known/oauth-authorization-server/t/${t.tenant.id}`,
+    );
+    return oauth.processDiscoveryResponse(new URL(issuer), response);
+  }
 
-    it('discovers at the OpenID path, validates the response iss and the ID token', async () => {
-      const as = await oauth.processDiscoveryResponse(
-        new URL(issuer),
-        await oauth.discoveryRequest(new URL(issuer), { algorithm: 'oidc', ...options }),
-      );
-      expect(as.authorization_response_iss_parameter_supported).toBe(true);
+  const bearer = (token: string) =>
+    new Request('https://api.example.com/', { headers: { authorization: `Bearer ${token}` } });
+
+  describe('oauth4webapi', () => {
+    it('validates the discovery document strictly at the OpenID and the RFC 8414 paths', async () => {
+      const oidc = await asOf('oidc');
+      const rfc8414 = await asOf('oauth2');
+      expect(rfc8414).toEqual(oidc);
+      expect(oidc).toMatchObject({
+        issuer,
+        jwks_uri: `${issuer}/.well-known/jwks.json`,
+        response_types_supported: ['code'],
+        subject_types_supported: ['public'],
+        id_token_signing_alg_values_supported: ['RS256'],
+        code_challenge_methods_supported: ['S256'],
+        grant_types_supported: expect.arrayContaining([
+          'authorization_code',
+          'refresh_token',
+          'client_credentials',
+        ]),
+        scopes_supported: expect.arrayContaining(['openid', 'profile', 'email', 'offline_access']),
+        token_endpoint_auth_methods_supported: expect.arrayContaining([
+          'client_secret_basic',
+          'client_secret_post',
+          'none',
+        ]),
+        authorization_response_iss_parameter_supported: true,
+      });
+    });
+
+    it('validates the ID token and the RFC 9068 access token', async () => {
+      const as = await asOf('oidc');
       const c: oauth.Client = { client_id: web.id };
-      const auth = oauth.ClientSecretBasic(web.secret);
       const verifier = oauth.generateRandomCodeVerifier();
       const nonce = oauth.generateRandomNonce();
+      const state = oauth.generateRandomState();
       const start = new URL(as.authorization_endpoint ?? '');
       for (const [k, v] of Object.entries({
         client_id: web.id,
@@ -202,15 +304,19 @@ describe.each(DIALECTS)('relying parties against a tenant OpenID Provider on %s'
         scope: 'openid email',
         code_challenge: await oauth.calculatePKCECodeChallenge(verifier),
         code_challenge_method: 'S256',
+        state,
         nonce,
       }))
         start.searchParams.set(k, v);
-      const callback = await browse(start);
-      const params = oauth.validateAuthResponse(as, c, callback);
+      const visit = await new OAuthBrowser(app.url).browse(start, {
+        email: user.email,
+        password: PASSWORD,
+      });
+      const params = oauth.validateAuthResponse(as, c, visit.url, state);
       const response = await oauth.authorizationCodeGrantRequest(
         as,
         c,
-        auth,
+        oauth.ClientSecretBasic(web.secret),
         params,
         REDIRECT,
         verifier,
@@ -221,55 +327,132 @@ describe.each(DIALECTS)('relying parties against a tenant OpenID Provider on %s'
         requireIdToken: true,
         maxAge: 3_600,
       });
-      const claims = oauth.getValidatedIdTokenClaims(result);
-      expect(claims).toMatchObject({ sub: signingIn.userId, email: 'grace@example.com' });
-
-      // The same code again: refused (RFC 6749 section 4.1.2).
-      const again = await oauth.authorizationCodeGrantRequest(
-        as,
-        c,
-        auth,
-        params,
-        REDIRECT,
-        verifier,
-        options,
-      );
-      await expect(oauth.processAuthorizationCodeResponse(as, c, again)).rejects.toMatchObject({
-        error: 'invalid_grant',
+      expect(oauth.getValidatedIdTokenClaims(result)).toMatchObject({
+        iss: issuer,
+        aud: web.id,
+        sub: user.id,
+        nonce,
+        amr: ['pwd'],
+        email: user.email,
       });
-      // Its JWT access token validates as RFC 9068 against the tenant's keys.
       const access = await oauth.validateJwtAccessToken(
         as,
-        new Request('https://api.example.com/', {
-          headers: { authorization: `Bearer ${result.access_token}` },
-        }),
+        bearer(result.access_token),
         `${issuer}/api`,
         options,
       );
-      expect(access).toMatchObject({ client_id: web.id, sub: signingIn.userId, tid: tenant.id });
+      expect(access).toMatchObject({
+        iss: issuer,
+        aud: `${issuer}/api`,
+        client_id: web.id,
+        sub: user.id,
+        tid: t.tenant.id,
+        scope: 'openid email',
+      });
+    });
+  });
+
+  describe('refused as the RFCs say', () => {
+    it('a redirect URI the app did not register: an error page, never a redirect', async () => {
+      const config = await discover();
+      const { url } = await authorization(config, {
+        redirect_uri: 'https://evil.example.com/callback',
+      });
+      const res = await new OAuthBrowser(app.url).request(url.href);
+      expect(res.status).toBe(400);
+      expect(res.headers.get('location')).toBeNull();
+      expect(res.headers.get('content-type')).toMatch(/^text\/html/);
+      const page = await res.text();
+      expect(page).toContain('This sign-in cannot go on');
+      expect(page).toContain('redirect_uri did not match any of the client&#39;s registered');
     });
 
-    it('a callback from a sign-in started elsewhere (another state) is refused', async () => {
-      const as = await oauth.processDiscoveryResponse(
-        new URL(issuer),
-        await oauth.discoveryRequest(new URL(issuer), { algorithm: 'oidc', ...options }),
+    it('a missing or a wrong PKCE verifier is invalid_grant, and the right one still works', async () => {
+      const config = await discover();
+      const { callback, checks } = await signIn(config);
+      const { pkceCodeVerifier, ...rest } = checks;
+      await expect(client.authorizationCodeGrant(config, callback, rest)).rejects.toMatchObject({
+        error: 'invalid_grant',
+      });
+      await expect(
+        client.authorizationCodeGrant(config, callback, {
+          ...rest,
+          pkceCodeVerifier: client.randomPKCECodeVerifier(),
+        }),
+      ).rejects.toMatchObject({ error: 'invalid_grant' });
+      const tokens = await client.authorizationCodeGrant(config, callback, checks);
+      expect(tokens.claims()?.sub).toBe(user.id);
+    });
+
+    it('a code used twice is invalid_grant, and what the first use issued is revoked (RFC 6749 section 4.1.2)', async () => {
+      const config = await discover();
+      const { callback, checks } = await signIn(config);
+      const first = await client.authorizationCodeGrant(config, callback, checks);
+      await expect(client.authorizationCodeGrant(config, callback, checks)).rejects.toMatchObject({
+        error: 'invalid_grant',
+      });
+      await expect(
+        client.refreshTokenGrant(config, first.refresh_token ?? ''),
+      ).rejects.toMatchObject({ error: 'invalid_grant' });
+      await expect(client.fetchUserInfo(config, first.access_token, user.id)).rejects.toMatchObject(
+        { status: 401 },
       );
-      const c: oauth.Client = { client_id: web.id };
-      const start = new URL(as.authorization_endpoint ?? '');
-      for (const [k, v] of Object.entries({
-        client_id: web.id,
-        response_type: 'code',
-        redirect_uri: REDIRECT,
-        scope: 'openid',
-        code_challenge: await oauth.calculatePKCECodeChallenge(
-          randomBytes(32).toString('base64url'),
-        ),
-        code_challenge_method: 'S256',
-        state: 'mine',
-      }))
-        start.searchParams.set(k, v);
-      const callback = await browse(start);
-      expect(() => oauth.validateAuthResponse(as, c, callback, 'theirs')).toThrow(/state/);
+    });
+
+    it('an ID token with another nonce is refused by the library', async () => {
+      const config = await discover();
+      const { callback, checks } = await signIn(config);
+      await expect(
+        client.authorizationCodeGrant(config, callback, {
+          ...checks,
+          expectedNonce: client.randomNonce(),
+        }),
+      ).rejects.toMatchObject({ code: 'OAUTH_JWT_CLAIM_COMPARISON_FAILED' });
+    });
+
+    it("another tenant's app: an error page at authorize, invalid_client at the token endpoint", async () => {
+      const theirs = await discover(elsewhere.id, elsewhere.secret);
+      const { url } = await authorization(theirs);
+      const res = await new OAuthBrowser(app.url).request(url.href);
+      expect(res.status).toBe(400);
+      expect(res.headers.get('location')).toBeNull();
+      const page = await res.text();
+      expect(page).toContain('This sign-in cannot go on');
+      expect(page).toContain('client is invalid');
+      await expect(client.clientCredentialsGrant(theirs)).rejects.toMatchObject({
+        status: 401,
+        error: 'invalid_client',
+      });
+    });
+
+    it('an expired code is invalid_grant', async () => {
+      const config = await discover();
+      const { callback, checks } = await signIn(config);
+      await app.ctx.database.db
+        .updateTable('oauth_artifacts')
+        .set({ expires_at: Date.now() - 1_000 })
+        .where('tenant_id', '=', t.tenant.id)
+        .where('model', '=', 'AuthorizationCode')
+        .where('id', '=', callback.searchParams.get('code') ?? '')
+        .execute();
+      await expect(client.authorizationCodeGrant(config, callback, checks)).rejects.toMatchObject({
+        error: 'invalid_grant',
+      });
+    });
+
+    it('prompt=none without a session answers login_required to the redirect URI', async () => {
+      const config = await discover();
+      const { url, state } = await authorization(config, { prompt: 'none' });
+      const visit = await new OAuthBrowser(app.url).browse(url);
+      expect(`${visit.url.origin}${visit.url.pathname}`).toBe(REDIRECT);
+      expect(Object.fromEntries(visit.url.searchParams)).toMatchObject({
+        error: 'login_required',
+        state,
+        iss: issuer,
+      });
+      await expect(
+        client.authorizationCodeGrant(config, visit.url, { expectedState: state }),
+      ).rejects.toMatchObject({ error: 'login_required' });
     });
   });
 });

@@ -1,0 +1,136 @@
+/**
+ * docs/design.md §14: Auth.js (`@auth/core`), configured with Latchkey as a generic OpenID
+ * Connect provider by its documented settings only (issuer URL, client id, client secret),
+ * signs a user in through the hosted sign-in page in a real Chromium. Auth.js's own
+ * `Auth(request, config)` handler is served from a small node:http app on another origin
+ * (`localhost`, so the two sites are distinct for the browser's cookies).
+ On every database (about two seconds each).
+ */
+import { randomBytes } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Auth, type AuthConfig } from '@auth/core';
+import type { Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApp } from '../../server/src/modules/oauth/index.js';
+import { HAVE_CHROMIUM, launchChromium } from '../../server/test/browser.js';
+import { DIALECTS, email, postJson, startApp, type TestApp } from '../../server/test/support.js';
+
+const PASSWORD = 'correct horse battery staple';
+
+/** A Web Request for Auth.js from node:http's request. */
+async function webRequest(req: IncomingMessage, origin: string): Promise<Request> {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(req.headers))
+    for (const one of [value ?? []].flat()) headers.append(name, one);
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  const hasBody = req.method !== 'GET' && req.method !== 'HEAD';
+  return new Request(new URL(req.url ?? '/', origin), {
+    method: req.method,
+    headers,
+    body: hasBody ? Buffer.concat(chunks) : undefined,
+  });
+}
+
+/** Auth.js's Web Response written to node:http (each Set-Cookie its own header). */
+async function writeResponse(res: ServerResponse, response: Response): Promise<void> {
+  res.statusCode = response.status;
+  for (const [name, value] of response.headers)
+    if (name !== 'set-cookie') res.setHeader(name, value);
+  const cookies = response.headers.getSetCookie();
+  if (cookies.length > 0) res.setHeader('set-cookie', cookies);
+  res.end(Buffer.from(await response.arrayBuffer()));
+}
+
+/** A relying party: Auth.js under /auth, and a home page. */
+function relyingParty(config: () => AuthConfig): Server {
+  return createServer((req, res) => {
+    const origin = `http://${req.headers.host}`;
+    if (!req.url?.startsWith('/auth/')) {
+      res.setHeader('content-type', 'text/html; charset=utf-8');
+      res.end('<!doctype html><title>Home</title><h1>Home of the app</h1>');
+      return;
+    }
+    webRequest(req, origin)
+      .then((request) => Auth(request, config()))
+      .then((response) => writeResponse(res, response))
+      .catch((error: unknown) => {
+        res.statusCode = 500;
+        res.end(String(error));
+      });
+  });
+}
+
+describe.skipIf(!HAVE_CHROMIUM).each(DIALECTS)(
+  'Auth.js with Latchkey as its OpenID Provider, in Chromium, on %s',
+  (dialect) => {
+    let app: TestApp;
+    let browser: Browser;
+    let rp: Server;
+    let rpUrl: string;
+    let settings: AuthConfig;
+    const address = email();
+
+    beforeAll(async () => {
+      [app, browser] = await Promise.all([startApp(dialect), launchChromium()]);
+      const t = await app.tenant();
+      rp = relyingParty(() => settings);
+      await new Promise<void>((done) => rp.listen(0, '127.0.0.1', done));
+      rpUrl = `http://localhost:${(rp.address() as AddressInfo).port}`;
+      // The redirect URI Auth.js documents for a provider with id `latchkey`.
+      const made = await createApp(app.ctx.database.db, t.tenant.id, {
+        name: 'Auth.js app',
+        type: 'web',
+        redirectUris: [`${rpUrl}/auth/callback/latchkey`],
+      });
+      settings = {
+        basePath: '/auth',
+        trustHost: true,
+        secret: randomBytes(32).toString('base64url'),
+        providers: [
+          {
+            id: 'latchkey',
+            name: 'Latchkey',
+            type: 'oidc',
+            issuer: `${app.url}/t/${t.tenant.id}`,
+            clientId: made.app.id,
+            clientSecret: made.clientSecret ?? '',
+          },
+        ],
+      };
+      const up = await postJson(app, '/v1/auth/sign-up', t.secretKey, {
+        email: address,
+        password: PASSWORD,
+      });
+      expect(up.status).toBe(201);
+    });
+    afterAll(async () => {
+      await browser?.close();
+      await new Promise((done) => rp?.close(done));
+      await app?.dispose();
+    });
+
+    it("signs in on Latchkey's hosted page and comes back signed in to the app", async () => {
+      const context = await browser.newContext();
+      const page = await context.newPage();
+      await page.goto(`${rpUrl}/auth/signin`);
+      await Promise.all([
+        page.waitForURL((url) => url.origin === app.url && url.pathname === '/sign-in'),
+        page.click('button:has-text("Sign in with Latchkey")'),
+      ]);
+      await page.fill('#email', address);
+      await page.fill('#password', PASSWORD);
+      await Promise.all([
+        page.waitForURL((url) => url.origin === rpUrl && !url.pathname.startsWith('/auth/')),
+        page.click('button[type=submit]'),
+      ]);
+      await page.goto(`${rpUrl}/auth/session`);
+      const session = JSON.parse((await page.textContent('body')) ?? '') as {
+        user?: { email?: string };
+      };
+      expect(session.user?.email).toBe(address);
+      await context.close();
+    });
+  },
+);
