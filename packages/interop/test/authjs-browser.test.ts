@@ -70,11 +70,13 @@ describe.skipIf(!HAVE_CHROMIUM).each(DIALECTS)(
     let rp: Server;
     let rpUrl: string;
     let settings: AuthConfig;
+    let issuerPath: string;
     const address = email();
 
     beforeAll(async () => {
       [app, browser] = await Promise.all([startApp(dialect), launchChromium()]);
       const t = await app.tenant();
+      issuerPath = `/t/${t.tenant.id}`;
       rp = relyingParty(() => settings);
       await new Promise<void>((done) => rp.listen(0, '127.0.0.1', done));
       rpUrl = `http://localhost:${(rp.address() as AddressInfo).port}`;
@@ -114,6 +116,23 @@ describe.skipIf(!HAVE_CHROMIUM).each(DIALECTS)(
     it("signs in on Latchkey's hosted page and comes back signed in to the app", async () => {
       const context = await browser.newContext();
       const page = await context.newPage();
+      const problems: string[] = [];
+      page.on('console', (m) => {
+        // Latchkey's pages only (Auth.js's own page loads its provider icons from authjs.dev),
+        // less the browser's own favicon request.
+        const from = m.location().url;
+        if (!from.startsWith(`${app.url}/`) || from.endsWith('/favicon.ico')) return;
+        if (m.type() === 'error' || m.type() === 'warning')
+          problems.push(`${m.text()} (${m.location().url})`);
+      });
+      const visited: string[] = [];
+      page.on('request', (r) => {
+        if (!r.isNavigationRequest()) return;
+        const url = new URL(r.url());
+        visited.push(
+          `${r.method()} ${url.origin === app.url ? 'latchkey' : 'app'} ${url.pathname}`,
+        );
+      });
       await page.goto(`${rpUrl}/auth/signin`);
       await Promise.all([
         page.waitForURL((url) => url.origin === app.url && url.pathname === '/sign-in'),
@@ -130,6 +149,24 @@ describe.skipIf(!HAVE_CHROMIUM).each(DIALECTS)(
         user?: { email?: string };
       };
       expect(session.user?.email).toBe(address);
+      // The whole way: Auth.js, the provider, the hosted sign-in form, and back.
+      const interaction = expect.stringMatching(
+        new RegExp(`^GET latchkey ${issuerPath}/interaction/`),
+      );
+      expect(visited).toEqual([
+        'GET app /auth/signin',
+        'POST app /auth/signin/latchkey',
+        `GET latchkey ${issuerPath}/oauth/authorize`,
+        interaction,
+        'GET latchkey /sign-in',
+        'POST latchkey /sign-in',
+        interaction,
+        expect.stringMatching(new RegExp(`^GET latchkey ${issuerPath}/oauth/authorize/`)),
+        'GET app /auth/callback/latchkey',
+        'GET app /',
+        'GET app /auth/session',
+      ]);
+      expect(problems).toEqual([]);
       await context.close();
     });
   },

@@ -256,6 +256,69 @@ describe.each(DIALECTS)('relying parties against a tenant OpenID Provider on %s'
     });
   });
 
+  /** The logout page's form, answered `yes` (sign out) or with "Stay signed in". */
+  async function answerLogout(browser: OAuthBrowser, end: URL, signOut: boolean) {
+    const page = await browser.request(end.href);
+    expect(page.status).toBe(200);
+    const html = await page.text();
+    const action = /<form[^>]*action="([^"]+)"/.exec(html)?.[1] ?? '';
+    const xsrf = /name="xsrf" value="([^"]+)"/.exec(html)?.[1] ?? '';
+    return browser.request(new URL(action, end).href, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        origin: new URL(app.url).origin,
+      },
+      body: new URLSearchParams({ xsrf, ...(signOut ? { logout: 'yes' } : {}) }).toString(),
+    });
+  }
+
+  describe('end-session, other answers', () => {
+    it('"Stay signed in" goes back to the app and keeps the browser signed in', async () => {
+      const config = await discover();
+      const { callback, checks, browser } = await signIn(config);
+      const tokens = await client.authorizationCodeGrant(config, callback, checks);
+      const end = client.buildEndSessionUrl(config, {
+        id_token_hint: tokens.id_token ?? '',
+        post_logout_redirect_uri: LOGGED_OUT,
+      });
+      const stayed = await answerLogout(browser, end, false);
+      expect(stayed.status).toBe(303);
+      expect(new URL(stayed.headers.get('location') ?? '').pathname).toBe('/logged-out');
+      const again = await browser.browse((await authorization(config)).url);
+      expect(again.path).not.toContain('/sign-in');
+    });
+
+    it('without a post-logout URI the browser lands on the signed-out page', async () => {
+      const config = await discover();
+      const { browser } = await signIn(config);
+      const end = client.buildEndSessionUrl(config, { client_id: web.id });
+      const done = await answerLogout(browser, end, true);
+      expect(done.status).toBe(303);
+      const page = await browser.request(new URL(done.headers.get('location') ?? '', end).href);
+      expect(page.status).toBe(200);
+      expect(await page.text()).toContain('You are signed out of');
+      await expect(browser.browse((await authorization(config)).url)).rejects.toThrow(
+        /reached the sign-in form/,
+      );
+    });
+
+    it('an unregistered post-logout URI is an error page, never a redirect', async () => {
+      const config = await discover();
+      const { callback, checks, browser } = await signIn(config);
+      const tokens = await client.authorizationCodeGrant(config, callback, checks);
+      const end = client.buildEndSessionUrl(config, {
+        id_token_hint: tokens.id_token ?? '',
+        post_logout_redirect_uri: 'https://evil.example.com/',
+      });
+      // What a browser asks for (without it, node-oidc-provider answers JSON).
+      const res = await browser.request(end.href, { headers: { accept: 'text/html' } });
+      expect(res.status).toBe(400);
+      expect(res.headers.get('location')).toBeNull();
+      expect(await res.text()).toContain('post_logout_redirect_uri not registered');
+    });
+  });
+
   /** The provider's metadata, read and checked by oauth4webapi at one of its two paths. */
   async function asOf(algorithm: 'oidc' | 'oauth2') {
     const response = await oauth.discoveryRequest(new URL(issuer), { algorithm, ...options });
@@ -400,7 +463,7 @@ describe.each(DIALECTS)('relying parties against a tenant OpenID Provider on %s'
           pkceCodeVerifier: request.verifier,
           expectedState: request.state,
           expectedNonce: request.nonce,
-          ...(extra.max_age ? { maxAge: 0 } : {}),
+          ...('max_age' in extra ? { maxAge: 0 } : {}),
         });
         expect(tokens.claims()?.auth_time).toBeGreaterThanOrEqual(before);
       },
