@@ -167,6 +167,21 @@ describe.skipIf(!HAVE_CHROMIUM).each(DIALECTS)(
         'GET app /auth/session',
       ]);
       expect(problems).toEqual([]);
+
+      // Signed out of the app only: Latchkey's cookies (another site) still sign the browser
+      // in, with no form, when Auth.js asks again.
+      await context.clearCookies({ domain: 'localhost' });
+      visited.length = 0;
+      await page.goto(`${rpUrl}/auth/signin`);
+      await Promise.all([
+        page.waitForURL((url) => url.origin === rpUrl && !url.pathname.startsWith('/auth/')),
+        page.click('button:has-text("Sign in with Latchkey")'),
+      ]);
+      expect(visited).not.toContain('GET latchkey /sign-in');
+      await page.goto(`${rpUrl}/auth/session`);
+      expect(JSON.parse((await page.textContent('body')) ?? '')).toMatchObject({
+        user: { email: address },
+      });
       await context.close();
     });
   },
