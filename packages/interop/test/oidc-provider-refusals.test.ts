@@ -5,9 +5,10 @@
  */
 import * as client from 'openid-client';
 import { describe, expect, it } from 'vitest';
+import { createApp, deleteApp, rotateAppSecret } from '../../server/src/modules/oauth/index.js';
 import { OAuthBrowser } from '../../server/test/oauth-browser.js';
 import { DIALECTS } from '../../server/test/support.js';
-import { REDIRECT, TenantProvider } from './oidc-provider.js';
+import { insecure, REDIRECT, TenantProvider } from './oidc-provider.js';
 
 describe.each(DIALECTS)('a tenant OpenID Provider refuses, on %s', (dialect) => {
   const p = TenantProvider.use(dialect);
@@ -113,6 +114,45 @@ describe.each(DIALECTS)('a tenant OpenID Provider refuses, on %s', (dialect) => 
       await expect(
         client.authorizationCodeGrant(config, visit.url, { expectedState: state }),
       ).rejects.toMatchObject({ error: 'login_required' });
+    });
+  });
+
+  describe("an app's credentials", () => {
+    it('a rotated secret: the old one works during its grace, is invalid_client after; a deleted app is invalid_client', async () => {
+      const deps = { db: p.app.ctx.database.db, bus: p.app.ctx.bus };
+      const made = await createApp(deps.db, p.t.tenant.id, { name: 'Rotating', type: 'm2m' });
+      const old = made.clientSecret ?? '';
+      const withSecret = (secret: string) => p.discover(made.app.id, secret);
+      const rotated = await rotateAppSecret(deps, p.t.tenant.id, made.app.id, 60_000);
+      const fresh = rotated.clientSecret;
+      await expect(client.clientCredentialsGrant(await withSecret(old))).resolves.toMatchObject({
+        token_type: 'bearer',
+      });
+      await expect(client.clientCredentialsGrant(await withSecret(fresh))).resolves.toMatchObject({
+        token_type: 'bearer',
+      });
+      await rotateAppSecret(deps, p.t.tenant.id, made.app.id, 0);
+      await expect(client.clientCredentialsGrant(await withSecret(old))).rejects.toMatchObject({
+        status: 401,
+        error: 'invalid_client',
+      });
+      const latest = await client.discovery(
+        new URL(p.issuer),
+        made.app.id,
+        undefined,
+        client.ClientSecretBasic('not-the-secret'),
+        insecure,
+      );
+      // With HTTP Basic, the 401 carries the challenge of RFC 6749 section 5.2.
+      await expect(client.clientCredentialsGrant(latest)).rejects.toMatchObject({
+        status: 401,
+        cause: [{ scheme: 'basic', parameters: { error: 'invalid_client' } }],
+      });
+      await deleteApp(deps, p.t.tenant.id, made.app.id);
+      await expect(client.clientCredentialsGrant(await withSecret(fresh))).rejects.toMatchObject({
+        status: 401,
+        error: 'invalid_client',
+      });
     });
   });
 

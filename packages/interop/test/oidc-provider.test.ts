@@ -389,6 +389,19 @@ describe.each(DIALECTS)('relying parties against a tenant OpenID Provider on %s'
       );
     });
 
+    it("login_hint fills in the hosted form's e-mail address", async () => {
+      const config = await p.discover();
+      const { url } = await p.authorization(config, { login_hint: p.user.email });
+      const browser = new OAuthBrowser(p.app.url);
+      const reached = await browser.browse(url).catch((error: Error) => error.message);
+      const form = /reached the sign-in form: (\S+)/.exec(String(reached))?.[1] ?? '';
+      expect(new URL(form).searchParams.get('login_hint')).toBe(p.user.email);
+      const page = await (await browser.request(form)).text();
+      expect(page).toMatch(
+        new RegExp(`id="email"[^>]*value="${p.user.email}"|value="${p.user.email}"[^>]*id="email"`),
+      );
+    });
+
     it('another resource than the tenant audience is invalid_target (RFC 8707)', async () => {
       const config = await p.discover();
       const { url, state } = await p.authorization(config, {
