@@ -71,6 +71,7 @@ describe.skipIf(!HAVE_CHROMIUM).each(DIALECTS)(
     let rpUrl: string;
     let settings: AuthConfig;
     let issuerPath: string;
+    let clientId: string;
     const address = email();
 
     beforeAll(async () => {
@@ -85,7 +86,9 @@ describe.skipIf(!HAVE_CHROMIUM).each(DIALECTS)(
         name: 'Auth.js app',
         type: 'web',
         redirectUris: [`${rpUrl}/auth/callback/latchkey`],
+        postLogoutRedirectUris: [`${rpUrl}/`],
       });
+      clientId = made.app.id;
       settings = {
         basePath: '/auth',
         trustHost: true,
@@ -113,7 +116,7 @@ describe.skipIf(!HAVE_CHROMIUM).each(DIALECTS)(
       await app?.dispose();
     });
 
-    it("signs in on Latchkey's hosted page and comes back signed in to the app", async () => {
+    it("signs in on Latchkey's hosted page, comes back signed in, and signs out through end-session", async () => {
       const context = await browser.newContext();
       const page = await context.newPage();
       const problems: string[] = [];
@@ -182,6 +185,27 @@ describe.skipIf(!HAVE_CHROMIUM).each(DIALECTS)(
       expect(JSON.parse((await page.textContent('body')) ?? '')).toMatchObject({
         user: { email: address },
       });
+
+      // RP-initiated logout (Auth.js has none of its own): the logout page's "Sign out"
+      // goes back to the app's post-logout URI, and the next sign-in needs the form again.
+      const end = new URL(`${app.url}${issuerPath}/oauth/end-session`);
+      end.searchParams.set('client_id', clientId);
+      end.searchParams.set('post_logout_redirect_uri', `${rpUrl}/`);
+      end.searchParams.set('state', 'bye');
+      await page.goto(end.href);
+      await Promise.all([
+        page.waitForURL((url) => url.origin === rpUrl && url.pathname === '/'),
+        page.click('button:has-text("Sign out")'),
+      ]);
+      expect(new URL(page.url()).searchParams.get('state')).toBe('bye');
+      await context.clearCookies({ domain: 'localhost' });
+      await page.goto(`${rpUrl}/auth/signin`);
+      await Promise.all([
+        page.waitForURL((url) => url.origin === app.url && url.pathname === '/sign-in'),
+        page.click('button:has-text("Sign in with Latchkey")'),
+      ]);
+      expect(await page.inputValue('#password')).toBe('');
+      expect(problems).toEqual([]);
       await context.close();
     });
   },
