@@ -1,7 +1,7 @@
 /**
  * docs/design.md §14: what a tenant's OpenID Provider refuses, each with the error its RFC
  * names, as relying-party libraries that are not ours (openid-client) see it, on every
- * database; and what is known not to hold yet (`it.fails`, each saying why).
+ * database.
  */
 import * as client from 'openid-client';
 import { describe, expect, it } from 'vitest';
@@ -115,6 +115,17 @@ describe.each(DIALECTS)('a tenant OpenID Provider refuses, on %s', (dialect) => 
         client.authorizationCodeGrant(config, visit.url, { expectedState: state }),
       ).rejects.toMatchObject({ error: 'login_required' });
     });
+
+    it('prompt=none after a hosted sign-out answers login_required', async () => {
+      const config = await p.discover();
+      const browser = await p.signedOutOnHostedPages(config);
+      const { url, state } = await p.authorization(config, { prompt: 'none' });
+      const silent = await browser.browse(url);
+      expect(Object.fromEntries(silent.url.searchParams)).toMatchObject({
+        error: 'login_required',
+        state,
+      });
+    });
   });
 
   describe("an app's credentials", () => {
@@ -153,36 +164,6 @@ describe.each(DIALECTS)('a tenant OpenID Provider refuses, on %s', (dialect) => 
         status: 401,
         error: 'invalid_client',
       });
-    });
-  });
-
-  describe('known not to hold yet', () => {
-    // KNOWN BUG, flip to `it` once fixed: the provider's extra login check `hosted_session`
-    // (modules/oauth/provider.ts, loginPolicy) is made without an error, so node-oidc-provider
-    // answers prompt=none with its fallback `interaction_required`, where OpenID Connect Core
-    // section 3.1.2.6 says `login_required` (the user must sign in). Passing 'login_required'
-    // as the Check's third argument fixes it.
-    it.fails('prompt=none after a hosted sign-out answers login_required', async () => {
-      const config = await p.discover();
-      const browser = await p.signedOutOnHostedPages(config);
-      const { url, state } = await p.authorization(config, { prompt: 'none' });
-      const silent = await browser.browse(url);
-      expect(Object.fromEntries(silent.url.searchParams)).toMatchObject({
-        error: 'login_required',
-        state,
-      });
-    });
-
-    // NOT BUILT YET, flip to `it` once it is (docs/design.md §14 lists "app credentials at
-    // introspection" as still to build): the metadata names /api/auth/introspect with
-    // client_secret_basic and client_secret_post, but it takes only the tenant id and a
-    // secret key as client credentials, so an app following discovery gets a 401.
-    it.fails("the introspection endpoint of the metadata takes the app's own credentials (RFC 7662)", async () => {
-      const config = await p.discover();
-      const { callback, checks } = await p.signIn(config);
-      const tokens = await client.authorizationCodeGrant(config, callback, checks);
-      const active = await client.tokenIntrospection(config, tokens.access_token);
-      expect(active).toMatchObject({ active: true, sub: p.user.id, client_id: p.web.id });
     });
   });
 });

@@ -402,6 +402,14 @@ describe.each(DIALECTS)('relying parties against a tenant OpenID Provider on %s'
       );
     });
 
+    it("the introspection endpoint of the metadata takes the app's own credentials (RFC 7662)", async () => {
+      const config = await p.discover();
+      const { callback, checks } = await p.signIn(config);
+      const tokens = await client.authorizationCodeGrant(config, callback, checks);
+      const active = await client.tokenIntrospection(config, tokens.access_token);
+      expect(active).toMatchObject({ active: true, sub: p.user.id, client_id: p.web.id });
+    });
+
     it('another resource than the tenant audience is invalid_target (RFC 8707)', async () => {
       const config = await p.discover();
       const { url, state } = await p.authorization(config, {
