@@ -8,8 +8,9 @@
 import * as oauth from 'oauth4webapi';
 import * as client from 'openid-client';
 import { describe, expect, it } from 'vitest';
+import { updateTenant } from '../../server/src/modules/tenants/index.js';
 import { OAuthBrowser } from '../../server/test/oauth-browser.js';
-import { DIALECTS } from '../../server/test/support.js';
+import { DIALECTS, email, postJson } from '../../server/test/support.js';
 import {
   bearer,
   insecure,
@@ -408,6 +409,45 @@ describe.each(DIALECTS)('relying parties against a tenant OpenID Provider on %s'
       const tokens = await client.authorizationCodeGrant(config, callback, checks);
       const active = await client.tokenIntrospection(config, tokens.access_token);
       expect(active).toMatchObject({ active: true, sub: p.user.id, client_id: p.web.id });
+    });
+
+    it('openid-client registers an app dynamically (RFC 7591) where the tenant allows it; its user consents on the hosted page', async () => {
+      const open = await p.app.tenant();
+      await updateTenant({ db: p.app.ctx.database.db, bus: p.app.ctx.bus }, open.tenant.id, {
+        dynamicRegistration: true,
+      });
+      const person = { email: email(), password: PASSWORD };
+      expect((await postJson(p.app, '/v1/auth/sign-up', open.secretKey, person)).status).toBe(201);
+      const loopback = 'http://127.0.0.1:33418/callback';
+      const config = await client.dynamicClientRegistration(
+        new URL(`${p.app.url}/t/${open.tenant.id}`),
+        {
+          client_name: 'A desktop tool',
+          redirect_uris: [loopback],
+          token_endpoint_auth_method: 'none',
+          grant_types: ['authorization_code', 'refresh_token'],
+          response_types: ['code'],
+        },
+        client.None(),
+        insecure,
+      );
+      expect(config.clientMetadata().client_id).toMatch(/^app_/);
+      const verifier = client.randomPKCECodeVerifier();
+      const state = client.randomState();
+      const url = client.buildAuthorizationUrl(config, {
+        redirect_uri: loopback,
+        scope: 'openid email',
+        code_challenge: await client.calculatePKCECodeChallenge(verifier),
+        code_challenge_method: 'S256',
+        state,
+      });
+      const visit = await new OAuthBrowser(p.app.url).browse(url, { ...person, consent: 'allow' });
+      expect(visit.path.some((step) => step.endsWith('/consent'))).toBe(true);
+      const tokens = await client.authorizationCodeGrant(config, visit.url, {
+        pkceCodeVerifier: verifier,
+        expectedState: state,
+      });
+      expect(tokens.claims()).toMatchObject({ email: person.email });
     });
 
     it('another resource than the tenant audience is invalid_target (RFC 8707)', async () => {
