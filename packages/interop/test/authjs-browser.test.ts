@@ -7,11 +7,12 @@
  On every database (about two seconds each).
  */
 import { randomBytes } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Auth, type AuthConfig } from '@auth/core';
 import type { Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createApp } from '../../server/src/modules/oauth/index.js';
 import { HAVE_CHROMIUM, launchChromium } from '../../server/test/browser.js';
 import { DIALECTS, email, postJson, startApp, type TestApp } from '../../server/test/support.js';
@@ -62,6 +63,25 @@ function relyingParty(config: () => AuthConfig): Server {
   });
 }
 
+/** The README's Auth.js provider (snippets/authjs.ts), read with these settings in the environment. */
+async function readmeProvider(issuer: string, clientId: string, clientSecret: string) {
+  Object.assign(process.env, {
+    LATCHKEY_ISSUER: issuer,
+    LATCHKEY_CLIENT_ID: clientId,
+    LATCHKEY_CLIENT_SECRET: clientSecret,
+  });
+  vi.resetModules();
+  const { latchkey } = await import('../snippets/authjs.js');
+  return latchkey;
+}
+
+it('the README quotes snippets/authjs.ts verbatim', async () => {
+  const readme = await readFile(new URL('../../../README.md', import.meta.url), 'utf8');
+  const section = readme.slice(readme.indexOf('## Use Latchkey as your OpenID Provider'));
+  const snippet = await readFile(new URL('../snippets/authjs.ts', import.meta.url), 'utf8');
+  expect(section).toContain(`\`\`\`ts\n${snippet}\`\`\``);
+});
+
 describe.skipIf(!HAVE_CHROMIUM).each(DIALECTS)(
   'Auth.js with Latchkey as its OpenID Provider, in Chromium, on %s',
   (dialect) => {
@@ -93,15 +113,9 @@ describe.skipIf(!HAVE_CHROMIUM).each(DIALECTS)(
         basePath: '/auth',
         trustHost: true,
         secret: randomBytes(32).toString('base64url'),
+        // The README's set-up, as written (snippets/authjs.ts), with what it tells to set.
         providers: [
-          {
-            id: 'latchkey',
-            name: 'Latchkey',
-            type: 'oidc',
-            issuer: `${app.url}/t/${t.tenant.id}`,
-            clientId: made.app.id,
-            clientSecret: made.clientSecret ?? '',
-          },
+          await readmeProvider(`${app.url}/t/${t.tenant.id}`, made.app.id, made.clientSecret ?? ''),
         ],
       };
       const up = await postJson(app, '/v1/auth/sign-up', t.secretKey, {
