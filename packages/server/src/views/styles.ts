@@ -17,7 +17,7 @@ a{color:#0550ae}
 
 /** The hosted pages: one centred card, full width on a phone. */
 const HOSTED = `body{background:#f3f4f6}
-main{max-width:26rem;margin:2.5rem auto;padding:2rem 1.5rem;background:#fff;border-radius:12px;box-shadow:0 1px 4px rgba(0,0,0,.14)}
+main{max-width:26rem;margin:2.5rem auto;padding:2rem 1.5rem;background:#fff;border-radius:12px;box-shadow:0 1px 4px rgba(0,0,0,.14);overflow-wrap:anywhere}
 @media (max-width:30rem){main{margin:0;border-radius:0;min-height:100vh;box-shadow:none}}
 .logo{display:block;max-height:3rem;max-width:12rem;margin:0 auto .5rem;color:#57606a;font-size:.95rem;text-align:center}
 .tenant{text-align:center;color:#57606a;margin:0 0 .25rem;font-size:.95rem}
