@@ -342,6 +342,44 @@ describe.each(DIALECTS)('OpenID Provider in the server on %s', (dialect) => {
     expect(next.path).toContain('POST /sign-in');
   });
 
+  it('"Stay signed in" on the logout page ends only the app\'s sign-in, and says so', async () => {
+    const user = await newUser();
+    const browser = new OAuthBrowser(app.url);
+    const { url, verifier } = authorizeUrl();
+    const visit = await browser.browse(url, user);
+    const { body: tokens } = await exchange(visit.url.searchParams.get('code') ?? '', verifier);
+    const page = await browser.request(
+      `${issuer}/oauth/end-session?id_token_hint=${tokens.id_token}`,
+    );
+    const html = await page.text();
+    const action = /<form[^>]*action="([^"]+)"/.exec(html)?.[1] ?? '';
+    const xsrf = /name="xsrf" value="([^"]+)"/.exec(html)?.[1] ?? '';
+    const stayed = await browser.request(new URL(action, issuer).href, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ xsrf }).toString(),
+    });
+    const done = await browser.request(stayed.headers.get('location') ?? '');
+    const text = await done.text();
+    expect(text).toContain('Still signed in');
+    expect(text).toContain('Site is signed out');
+    // The browser's sign-in to the tenant goes on: the next sign-in needs no form.
+    const next = await browser.browse(authorizeUrl().url);
+    expect(next.url.searchParams.get('code')).toEqual(expect.any(String));
+  });
+
+  it("the provider's error page says what to do, in the tenant's look", async () => {
+    const res = await fetch(`${issuer}/oauth/authorize?client_id=app_unknown&response_type=code`, {
+      headers: { accept: 'text/html' },
+    });
+    expect(res.status).toBe(400);
+    expect(res.headers.get('content-security-policy')).toContain("default-src 'none'");
+    const html = await res.text();
+    expect(html).toContain('This sign-in cannot go on');
+    expect(html).toMatch(/Go back to the application and try again.*error: invalid_client/s);
+    expect(html).toContain(t.tenant.name);
+  });
+
   it('PKCE: required unless a web app opted out; a wrong or missing verifier is invalid_grant', async () => {
     const user = await newUser();
     const browser = new OAuthBrowser(app.url);

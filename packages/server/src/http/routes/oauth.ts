@@ -329,16 +329,30 @@ export function hostedSide(deps: { db: Kysely<Schema>; authUrl: string }): Hoste
           app: page.clientName,
         }).toString();
       } else if (page.kind === 'logged-out') {
-        body = messagePage(
-          pageCtx,
-          'Signed out',
-          `You are signed out of ${tenant.name} on this browser.`,
+        // "Stay signed in" ends only the app's grant: node-oidc-provider then names the
+        // app (client_id) here, and the browser's sign-in to the tenant goes on.
+        const stayed = typeof ctx.oidc.params?.client_id === 'string';
+        const app = ctx.oidc.client?.clientName ?? 'The application';
+        body = (
+          stayed
+            ? messagePage(
+                pageCtx,
+                'Still signed in',
+                `${app} is signed out. You are still signed in to ${tenant.name} on this browser.`,
+              )
+            : messagePage(
+                pageCtx,
+                'Signed out',
+                `You are signed out of ${tenant.name} on this browser.`,
+              )
         ).toString();
       } else {
+        // The library's words, then what to do, and the code its developers can look up.
+        const said = page.description ?? page.error;
         body = messagePage(
           pageCtx,
           'This sign-in cannot go on',
-          page.description ?? page.error,
+          `${said.charAt(0).toUpperCase()}${said.slice(1)}. Go back to the application and try again; if this keeps happening, tell its developers (error: ${page.error}).`,
           undefined,
           'error',
         ).toString();
