@@ -3,6 +3,7 @@
  * names, as relying-party libraries that are not ours (openid-client) see it, on every
  * database.
  */
+import { createHash } from 'node:crypto';
 import * as client from 'openid-client';
 import { describe, expect, it } from 'vitest';
 import { createApp, deleteApp, rotateAppSecret } from '../../server/src/modules/oauth/index.js';
@@ -94,7 +95,14 @@ describe.each(DIALECTS)('a tenant OpenID Provider refuses, on %s', (dialect) => 
         .set({ expires_at: Date.now() - 1_000 })
         .where('tenant_id', '=', p.t.tenant.id)
         .where('model', '=', 'AuthorizationCode')
-        .where('id', '=', callback.searchParams.get('code') ?? '')
+        // Codes are kept by their SHA-256 (docs/design.md §14).
+        .where(
+          'id',
+          '=',
+          createHash('sha256')
+            .update(callback.searchParams.get('code') ?? '')
+            .digest('hex'),
+        )
         .execute();
       await expect(client.authorizationCodeGrant(config, callback, checks)).rejects.toMatchObject({
         error: 'invalid_grant',

@@ -146,9 +146,12 @@ export class TenantProvider {
     const html = await page.text();
     const action = /<form[^>]*action="([^"]+)"/.exec(html)?.[1] ?? '';
     const xsrf = /name="xsrf" value="([^"]+)"/.exec(html)?.[1] ?? '';
+    // The hidden field the page adds to the form, as a browser sends it with "Sign out".
+    const [, name = '', value = ''] =
+      /<input type="hidden" form="op.logoutForm" name="([^"]+)" value="([^"]+)">/.exec(html) ?? [];
     return this.postForm(browser, new URL(action, end).href, {
       xsrf,
-      ...(signOut ? { logout: 'yes' } : {}),
+      ...(signOut ? { logout: 'yes', [name]: value } : {}),
     });
   }
 

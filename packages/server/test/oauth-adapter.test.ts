@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 /**
  * node-oidc-provider's storage (docs/design.md §14, modules/oauth/adapter.ts) on every
  * database: what it writes it finds again, per tenant and model; expiry, single-use codes
@@ -23,7 +24,11 @@ describe.each(DIALECTS)('oauth adapter on %s', (dialect) => {
       reuseMs === undefined ? {} : { refreshReuseIntervalMs: reuseMs },
     );
   /** Moves a row's times into the past, as if `ms` had gone by. */
-  const age = async (model: string, id: string, ms: number) => {
+  const age = async (model: string, presented: string, ms: number) => {
+    // Codes and refresh tokens are kept by their SHA-256 (docs/design.md §14).
+    const id = ['AuthorizationCode', 'RefreshToken'].includes(model)
+      ? createHash('sha256').update(presented).digest('hex')
+      : presented;
     const row = await database.db
       .selectFrom('oauth_artifacts')
       .select(['expires_at', 'consumed_at'])

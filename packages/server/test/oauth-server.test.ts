@@ -326,7 +326,8 @@ describe.each(DIALECTS)('OpenID Provider in the server on %s', (dialect) => {
     const confirmed = await browser.request(new URL(action, issuer).href, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ xsrf, logout: 'yes' }).toString(),
+      // As the page's "Sign out" button sends it, with the field the page adds.
+      body: new URLSearchParams({ xsrf, logout: 'yes', latchkey_sign_out: 'hosted' }).toString(),
     });
     expect(confirmed.status).toBe(303);
     const back = new URL(confirmed.headers.get('location') ?? '');
@@ -430,6 +431,99 @@ describe.each(DIALECTS)('OpenID Provider in the server on %s', (dialect) => {
     expect((await userinfo(body.access_token)).status).toBe(401);
   });
 
+  it('codes and refresh tokens are stored only as their SHA-256', async () => {
+    const user = await newUser();
+    const { url, verifier } = authorizeUrl();
+    const visit = await new OAuthBrowser(app.url).browse(url, user);
+    const code = visit.url.searchParams.get('code') ?? '';
+    const { body } = await exchange(code, verifier);
+    const rows = await app.ctx.database.db
+      .selectFrom('oauth_artifacts')
+      .select(['id', 'payload'])
+      .where('tenant_id', '=', t.tenant.id)
+      .execute();
+    const stored = JSON.stringify(rows);
+    for (const secret of [code, body.refresh_token as string]) {
+      expect(stored).not.toContain(secret);
+      expect(rows.map((row) => row.id)).toContain(
+        createHash('sha256').update(secret).digest('hex'),
+      );
+    }
+  });
+
+  it('a native app has the user confirm every sign-in (RFC 8252 section 8.6), first-party too', async () => {
+    const loopback = 'http://127.0.0.1:43110/cb';
+    const made = await createApp(app.ctx.database.db, t.tenant.id, {
+      name: 'Desktop',
+      type: 'native',
+      redirectUris: [loopback],
+    });
+    const user = await newUser();
+    const browser = new OAuthBrowser(app.url);
+    const start = () => authorizeUrl({ client_id: made.app.id, redirect_uri: loopback }).url;
+    const first = await browser.browse(start(), { ...user, consent: 'allow' });
+    expect(first.path.some((step) => step.endsWith('/consent'))).toBe(true);
+    // Signed in already: still one click, so a program on another port gets nothing silently.
+    await expect(browser.browse(start())).rejects.toThrow(/an interaction page/);
+    const clicked = await browser.browse(start(), { consent: 'allow' });
+    expect(clicked.url.searchParams.get('code')).toEqual(expect.any(String));
+  });
+
+  it("the library's own pages (form_post) carry a CSP that lets only their script run", async () => {
+    const user = await newUser();
+    const browser = new OAuthBrowser(app.url);
+    await browser.browse(authorizeUrl().url, user);
+    const res = await browser.request(authorizeUrl({ response_mode: 'form_post' }).url.href);
+    expect(res.status).toBe(200);
+    const csp = res.headers.get('content-security-policy') ?? '';
+    expect(csp).toMatch(/^default-src 'none'; script-src 'sha256-[A-Za-z0-9+/=]+'/);
+    expect(csp).toContain("form-action 'self' https://rp.example.com");
+    expect(res.headers.get('x-frame-options')).toBe('DENY');
+    expect(await res.text()).toContain('action="https://rp.example.com/callback"');
+  });
+
+  it("a cross-site link to end-session does not end a hosted sign-in (only our page's Sign out does)", async () => {
+    const origin = 'http://localhost:5173';
+    const tenant = await app.tenant({ allowedOrigins: [origin] });
+    const address = email();
+    await postJson(app, '/v1/auth/sign-up', tenant.secretKey, {
+      email: address,
+      password: PASSWORD,
+    });
+    const browser = new OAuthBrowser(app.url);
+    const query = new URLSearchParams({ pk: tenant.publishableKey, redirect_url: `${origin}/cb` });
+    const form = await browser.request(`/sign-in?${query}`);
+    const csrf = /name="_csrf" value="([^"]+)"/.exec(await form.text())?.[1] ?? '';
+    const signedIn = await browser.request(`/sign-in?${query}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: app.url },
+      body: new URLSearchParams({ _csrf: csrf, email: address, password: PASSWORD }).toString(),
+    });
+    expect(signedIn.status).toBe(303);
+    // No provider session: the library's page posts itself; the browser follows it.
+    const page = await browser.request(`${app.url}/t/${tenant.tenant.id}/oauth/end-session`);
+    const html = await page.text();
+    const action = /<form[^>]*action="([^"]+)"/.exec(html)?.[1] ?? '';
+    const fields = Object.fromEntries(
+      [...html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)"/g)].map((m) => [
+        m[1],
+        m[2],
+      ]),
+    );
+    await browser.request(new URL(action, app.url).href, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ ...fields, logout: 'yes' }).toString(),
+    });
+    const hosted = await app.ctx.database.db
+      .selectFrom('hosted_sessions')
+      .innerJoin('users', 'users.id', 'hosted_sessions.user_id')
+      .select('hosted_sessions.revoked_at')
+      .where('users.email', '=', address)
+      .execute();
+    expect(hosted.map((row) => row.revoked_at)).toEqual([null]);
+  });
+
   describe('dynamic registration (RFC 7591) and consent', () => {
     let open: TestTenant;
     let openIssuer: string;
@@ -496,6 +590,9 @@ describe.each(DIALECTS)('OpenID Provider in the server on %s', (dialect) => {
       expect(html).toContain('Allow Inspector &lt;b&gt;?');
       expect(html).toContain(user.email);
       expect(html).toContain('See your e-mail address');
+      // What its access token opens, and that nobody vouched for it.
+      expect(html).toContain(`Use ${openIssuer}/api as you, with your account&#39;s permissions`);
+      expect(html).toContain('registered itself');
       expect(page.headers.get('content-security-policy')).toContain('http://127.0.0.1:33418');
       const { url, verifier } = start();
       const allowed = await browser.browse(url, { consent: 'allow' });
@@ -547,6 +644,35 @@ describe.each(DIALECTS)('OpenID Provider in the server on %s', (dialect) => {
       expect(twice.url.searchParams.get('code')).toEqual(expect.any(String));
     });
 
+    it('refuses what only an operator may set, URLs it would fetch, floods, and introspection by registered apps', async () => {
+      await updateTenant({ db: app.ctx.database.db, bus: app.ctx.bus }, open.tenant.id, {
+        dynamicRegistration: true,
+      });
+      for (const extra of [
+        { post_logout_redirect_uris: ['https://evil.example/phish'] },
+        { sector_identifier_uri: 'https://127.0.0.1:1/sector' },
+        { jwks_uri: 'https://127.0.0.1:1/jwks' },
+        { latchkey_first_party: true },
+        { contacts: Array.from({ length: 700 }, (_, i) => `c${i}@example.com`) },
+      ]) {
+        const res = await register({ redirect_uris: [REDIRECT], ...extra });
+        expect(res.status, Object.keys(extra)[0]).toBe(400);
+        expect(await json(res)).toMatchObject({ error: 'invalid_client_metadata' });
+      }
+      // A registered app's secret is refused at introspection: only an operator's apps
+      // spend the tenant's plan there.
+      const made = await json(await register({ redirect_uris: [REDIRECT] }));
+      const introspection = await app.request('/api/auth/introspect', {
+        method: 'POST',
+        headers: {
+          authorization: basic(made.client_id, made.client_secret),
+          'content-type': 'application/x-www-form-urlencoded',
+        },
+        body: 'token=x',
+      });
+      expect(introspection.status).toBe(401);
+    });
+
     it('refuses client credentials, an http redirect off loopback on production, and junk', async () => {
       await updateTenant({ db: app.ctx.database.db, bus: app.ctx.bus }, open.tenant.id, {
         dynamicRegistration: true,
@@ -584,6 +710,13 @@ describe.each(DIALECTS)('OpenID Provider in the server on %s', (dialect) => {
         .select((eb) => eb.fn.countAll<number>().as('n'))
         .executeTakeFirstOrThrow();
       expect(Number(after.n)).toBe(Number(before.n));
+    });
+
+    it('one address registers a few apps an hour, then 429', async () => {
+      let status = 201;
+      for (let i = 0; i < 25 && status !== 429; i++)
+        status = (await register({ redirect_uris: [REDIRECT] })).status;
+      expect(status).toBe(429);
     });
   });
 });

@@ -105,6 +105,9 @@ export const defaults = {
     maxProviders: 500,
     /** RFC 7591 registrations a tenant keeps at most (anyone may register while it is on). */
     maxRegisteredApps: 1_000,
+    /** The largest registration kept (its JSON), and how many one address makes per hour. */
+    registrationMaxBytes: 8_192,
+    registrationsPerHour: 20,
   },
   /** RFC 5321 section 4.5.3.1.3: a path holds 256 octets, so an address at most 254. */
   email: { maxLength: 254 },

@@ -321,13 +321,21 @@ export function consentPage(p: {
   csrf: string;
   /** The sign-in page for another account, which comes back here. */
   switchTo: string;
+  /** The APIs (RFC 8707 resources) its access token will open, as the user. */
+  apis: string[];
+  /** It registered itself (RFC 7591): nobody at the tenant vouched for it. */
+  registered: boolean;
 }): Html {
-  const asks = p.scopes.map((scope) => SCOPE_WORDS[scope] ?? scope);
+  const asks = [
+    ...p.scopes.map((scope) => SCOPE_WORDS[scope] ?? scope),
+    ...p.apis.map((api) => `Use ${api} as you, with your account's permissions`),
+  ];
   return layout(
     p.ctx,
     `Allow ${p.app}?`,
     html`<p><strong>${p.app}</strong> asks to:</p>
 <ul class="asks">${asks.map((ask) => html`<li>${ask}</li>`)}</ul>
+${p.registered && html`<p class="hint">${p.app} registered itself; ${p.ctx.tenant?.name ?? 'this service'} has not checked who made it. Allow it only if you started this sign-in.</p>`}
 <p>You are signed in as <strong>${p.email}</strong>. Allowing takes you to ${p.returnsTo}.</p>
 <form method="post" action="${p.action}">${csrfField(p.csrf)}<button type="submit" name="decision" value="allow" autofocus>Allow</button><button type="submit" name="decision" value="deny" class="secondary">Deny</button></form>
 ${onward({ href: p.switchTo, text: 'Use another account' })}`,
@@ -338,12 +346,18 @@ ${onward({ href: p.switchTo, text: 'Use another account' })}`,
  * RP-initiated logout's question (docs/design.md §14), around node-oidc-provider's own
  * form (its action and anti-forgery field, `form`): sign out of the tenant, or stay.
  */
-export function logoutPage(p: { ctx: PageContext; form: Html; app: string | undefined }): Html {
+export function logoutPage(p: {
+  ctx: PageContext;
+  form: Html;
+  app: string | undefined;
+  /** Marks the sign-out as the user's own choice on this page (provider.ts). */
+  signOutField: { name: string; value: string };
+}): Html {
   const name = p.ctx.tenant?.name ?? 'this service';
   return layout(
     p.ctx,
     'Sign out',
     html`<p>${p.app ? `${p.app} asks to sign you out of ${name} on this browser.` : `Sign out of ${name} on this browser?`}</p>
-${p.form}<button type="submit" form="op.logoutForm" name="logout" value="yes" autofocus>Sign out</button><button type="submit" form="op.logoutForm" class="secondary">Stay signed in</button>`,
+${p.form}<input type="hidden" form="op.logoutForm" name="${p.signOutField.name}" value="${p.signOutField.value}"><button type="submit" form="op.logoutForm" name="logout" value="yes" autofocus>Sign out</button><button type="submit" form="op.logoutForm" class="secondary">Stay signed in</button>`,
   );
 }

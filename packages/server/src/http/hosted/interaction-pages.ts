@@ -144,6 +144,10 @@ export function interactionPages(scope: FastifyInstance, ctx: AppContext) {
         .split(' ')
         .filter(Boolean);
       const redirect = URL.parse(String(params.redirect_uri));
+      const apis = Object.keys(
+        (prompt.details as { missingResourceScopes?: Record<string, string[]> })
+          .missingResourceScopes ?? {},
+      );
       return sendPage(
         reply,
         200,
@@ -156,6 +160,8 @@ export function interactionPages(scope: FastifyInstance, ctx: AppContext) {
           action: `/t/${tenant.id}/interaction/${details.uid}/consent`,
           csrf: reply.generateCsrf(),
           switchTo: `/sign-in?${hostedQuery(h)}&prompt=login`,
+          apis,
+          registered: client?.latchkey_first_party !== true,
         }),
         h.formTo,
       );

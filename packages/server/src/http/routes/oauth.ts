@@ -8,7 +8,12 @@ import { defaults } from '../../config/defaults.js';
 import { LatchkeyError } from '../../errors/index.js';
 import { returningUserOf } from '../../modules/hosted/index.js';
 import { introspect } from '../../modules/introspection/index.js';
-import type { HostedSide, ProviderPage } from '../../modules/oauth/provider.js';
+import {
+  HOSTED_SIGN_OUT,
+  type HostedSide,
+  type ProviderPage,
+} from '../../modules/oauth/provider.js';
+import { addressBucket, rateLimited } from '../../modules/rate-limit/index.js';
 import { endBrowserSession } from '../../modules/sessions/index.js';
 import { getTenant, shownLogo, type Tenant } from '../../modules/tenants/index.js';
 import { getUser } from '../../modules/users/index.js';
@@ -154,11 +159,21 @@ export function oauthRoutes(app: FastifyInstance, ctx: AppContext) {
     endpoint: Endpoint,
   ) {
     const tenant = await tenantOf(request.params.tenantId);
-    if (endpoint.operationId === 'oauthRegister' && !tenant.dynamicRegistration)
-      throw new LatchkeyError(
-        'not_found',
-        `Dynamic registration is off for this tenant (latchkey tenant update ${tenant.id} --dynamic-registration on)`,
-      );
+    if (endpoint.operationId === 'oauthRegister') {
+      if (!tenant.dynamicRegistration)
+        throw new LatchkeyError(
+          'not_found',
+          `Dynamic registration is off for this tenant (latchkey tenant update ${tenant.id} --dynamic-registration on)`,
+        );
+      // Anyone may register: a few an hour from one address.
+      const decision = await ctx.limiter.consume(`register:${addressBucket(request.ip)}`, [
+        { name: 'registrations', quota: defaults.oauth.registrationsPerHour, seconds: 3_600 },
+      ]);
+      if (!decision.allowed) {
+        ctx.metrics.rateLimited.inc({ scope: 'address' });
+        throw rateLimited(decision, 'Too many app registrations from this address');
+      }
+    }
     const provider = await ctx.oauthProviders.get(tenant);
     const raw = asIssuerRequest(request, ctx.config.publicUrl) as IncomingMessage & {
       originalUrl?: string;
@@ -327,6 +342,7 @@ export function hostedSide(deps: { db: Kysely<Schema>; authUrl: string }): Hoste
           ctx: pageCtx,
           form: trusted(page.form),
           app: page.clientName,
+          signOutField: HOSTED_SIGN_OUT,
         }).toString();
       } else if (page.kind === 'logged-out') {
         // "Stay signed in" ends only the app's grant: node-oidc-provider then names the
@@ -347,12 +363,12 @@ export function hostedSide(deps: { db: Kysely<Schema>; authUrl: string }): Hoste
               )
         ).toString();
       } else {
-        // The library's words, then what to do, and the code its developers can look up.
+        // The library's words (they name the parameter at fault), what to do, and the code.
         const said = page.description ?? page.error;
         body = messagePage(
           pageCtx,
           'This sign-in cannot go on',
-          `${said.charAt(0).toUpperCase()}${said.slice(1)}. Go back to the application and try again; if this keeps happening, tell its developers (error: ${page.error}).`,
+          `The application's request was refused: ${said}. Go back to the application and try again; if this keeps happening, tell its developers (error: ${page.error}).`,
           undefined,
           'error',
         ).toString();

@@ -1,8 +1,16 @@
 import type { Kysely } from 'kysely';
 import { type Adapter, type AdapterPayload, errors } from 'oidc-provider';
 import { defaults } from '../../config/defaults.js';
+import { sha256Hex } from '../../crypto/hash.js';
 import type { Publisher, Schema } from '../../storage/index.js';
 import { currentSession, endGrantSessions, rememberSession } from './account.js';
+
+/**
+ * The models whose id is a bearer secret (a code, a refresh token): their rows are keyed
+ * by its SHA-256 and keep no `jti`, as Latchkey's own refresh tokens are (§5), so that a
+ * copy of the database hands out no tokens.
+ */
+const SECRET_IDS = new Set(['AuthorizationCode', 'RefreshToken']);
 
 /**
  * node-oidc-provider's storage for one tenant (docs/design.md §14): every model it keeps
@@ -35,6 +43,11 @@ export class ArtifactAdapter implements Adapter {
     this.#reuseMs = refreshReuseIntervalMs;
   }
 
+  /** The row's key: the id, or its SHA-256 for a secret one. */
+  #key(id: string): string {
+    return SECRET_IDS.has(this.#model) ? sha256Hex(id) : id;
+  }
+
   #rows() {
     return this.#db
       .selectFrom('oauth_artifacts')
@@ -45,8 +58,10 @@ export class ArtifactAdapter implements Adapter {
 
   async upsert(id: string, payload: AdapterPayload, expiresIn?: number): Promise<void> {
     const now = Date.now();
+    const secret = SECRET_IDS.has(this.#model);
+    const { jti: _jti, ...kept } = payload;
     const columns = {
-      payload: JSON.stringify(payload),
+      payload: JSON.stringify(secret ? kept : payload),
       grant_id: payload.grantId ?? null,
       uid: payload.uid ?? null,
       client_id: payload.clientId ?? null,
@@ -57,7 +72,7 @@ export class ArtifactAdapter implements Adapter {
       .values({
         tenant_id: this.#tenantId,
         model: this.#model,
-        id,
+        id: this.#key(id),
         ...columns,
         session_id: this.#model === 'RefreshToken' ? (currentSession() ?? null) : null,
         consumed_at: null,
@@ -68,7 +83,11 @@ export class ArtifactAdapter implements Adapter {
   }
 
   async find(id: string): Promise<AdapterPayload | undefined> {
-    return this.#live(await this.#rows().where('id', '=', id).executeTakeFirst());
+    const payload = this.#live(
+      await this.#rows().where('id', '=', this.#key(id)).executeTakeFirst(),
+    );
+    // A secret id is not stored: the presented one is the token's `jti`.
+    return payload && SECRET_IDS.has(this.#model) ? { ...payload, jti: id } : payload;
   }
 
   /** Only Sessions are looked up by uid (Provider#interactionDetails). */
@@ -92,7 +111,7 @@ export class ArtifactAdapter implements Adapter {
       .set({ consumed_at: Date.now() })
       .where('tenant_id', '=', this.#tenantId)
       .where('model', '=', this.#model)
-      .where('id', '=', id)
+      .where('id', '=', this.#key(id))
       .where('consumed_at', 'is', null)
       .executeTakeFirst();
     if (this.#model === 'AuthorizationCode' && result.numUpdatedRows === 0n)
@@ -104,7 +123,7 @@ export class ArtifactAdapter implements Adapter {
       .deleteFrom('oauth_artifacts')
       .where('tenant_id', '=', this.#tenantId)
       .where('model', '=', this.#model)
-      .where('id', '=', id)
+      .where('id', '=', this.#key(id))
       .execute();
   }
 

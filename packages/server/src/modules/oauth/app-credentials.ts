@@ -13,6 +13,7 @@ export interface AppCaller {
 }
 
 interface CachedApp extends AppCaller {
+  firstParty: boolean;
   secrets: Pick<AppRow, 'secret_hash' | 'previous_secret_hash' | 'previous_secret_expires_at'>;
 }
 
@@ -40,10 +41,14 @@ export class AppCredentials {
     });
   }
 
-  /** The confidential app (`web`, `m2m`) whose client secret this is; undefined otherwise. */
+  /**
+   * The confidential app (`web`, `m2m`) whose client secret this is; undefined otherwise.
+   * Only an operator's (first-party) app: one that registered itself (RFC 7591, anyone may
+   * while registration is on) must not spend the tenant's plan at introspection.
+   */
   async authenticate(clientId: string, secret: string): Promise<AppCaller | undefined> {
     const found = await this.#find(clientId);
-    if (!found || !secretMatches(found.secrets, secret)) return undefined;
+    if (!found?.firstParty || !secretMatches(found.secrets, secret)) return undefined;
     return { app: found.app, tenant: found.tenant };
   }
 
@@ -80,6 +85,7 @@ export class AppCredentials {
       .select([
         'a.id as a_id',
         'a.type as a_type',
+        'a.first_party as a_first_party',
         'a.secret_hash as a_secret_hash',
         'a.previous_secret_hash as a_previous_secret_hash',
         'a.previous_secret_expires_at as a_previous_secret_expires_at',
@@ -90,6 +96,7 @@ export class AppCredentials {
     const {
       a_id,
       a_type,
+      a_first_party,
       a_secret_hash,
       a_previous_secret_hash,
       a_previous_secret_expires_at,
@@ -97,6 +104,7 @@ export class AppCredentials {
     } = row;
     const found: CachedApp = {
       app: { id: a_id, type: a_type },
+      firstParty: a_first_party === 1,
       tenant: toTenant(tenant),
       secrets: {
         secret_hash: a_secret_hash,

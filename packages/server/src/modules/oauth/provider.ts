@@ -1,4 +1,4 @@
-import { hkdfSync } from 'node:crypto';
+import { createHash, hkdfSync } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import Provider, {
   type Configuration,
@@ -54,29 +54,72 @@ export interface HostedSide {
   render(tenant: Tenant, ctx: KoaContextWithOIDC, page: ProviderPage): void;
 }
 
+/** The headers of a page node-oidc-provider wrote itself, from what the page holds. */
+function libraryPageHeaders(page: string, issuer: string): Record<string, string> {
+  const scripts = [...page.matchAll(/<script(?:\s[^>]*)?>([\s\S]*?)<\/script>/g)].map(
+    (match) =>
+      `'sha256-${createHash('sha256')
+        .update(match[1] ?? '')
+        .digest('base64')}'`,
+  );
+  const targets = new Set<string>();
+  for (const match of page.matchAll(/<form[^>]*\saction="([^"]*)"/g)) {
+    const url = URL.parse((match[1] ?? '').replaceAll('&amp;', '&'), issuer);
+    if (url && url.origin !== new URL(issuer).origin)
+      targets.add(url.origin === 'null' ? url.protocol : url.origin);
+  }
+  return {
+    'content-security-policy': [
+      "default-src 'none'",
+      scripts.length ? `script-src ${scripts.join(' ')}` : undefined,
+      `form-action 'self' ${[...targets].join(' ')}`.trim(),
+      "frame-ancestors 'none'",
+      "base-uri 'none'",
+    ]
+      .filter(Boolean)
+      .join('; '),
+    'x-frame-options': 'DENY',
+    'referrer-policy': 'no-referrer',
+  };
+}
+
+/** The field our logout page adds to the library's form: the user chose to sign out here. */
+export const HOSTED_SIGN_OUT = { name: 'latchkey_sign_out', value: 'hosted' } as const;
+
+/** What a self-registered app (RFC 7591) may not ask for, and why. */
+const NOT_REGISTRABLE: Record<string, string> = {
+  // Each makes the server fetch a URL the registrant chose.
+  sector_identifier_uri: 'pairwise subjects are not offered',
+  jwks_uri: 'private_key_jwt is not offered',
+  request_uris: 'request objects are not offered',
+  // After logout the browser would go where the registrant says, unchecked (open redirect).
+  post_logout_redirect_uris: 'registered apps are not sent anywhere after sign-out',
+  latchkey_first_party: 'an operator makes first-party apps',
+  latchkey_pkce_optional: 'registered apps always use PKCE',
+};
+
+function refuseRegistered(metadata: Record<string, unknown>): void {
+  for (const [key, why] of Object.entries(NOT_REGISTRABLE)) {
+    const value = metadata[key];
+    // An app read back from `apps` says false and [] (registration.ts never stores more).
+    if (value !== undefined && value !== false && !(Array.isArray(value) && value.length === 0))
+      throw new errors.InvalidClientMetadata(`${key} is not accepted: ${why}`);
+  }
+  if (JSON.stringify(metadata).length > defaults.oauth.registrationMaxBytes)
+    throw new errors.InvalidClientMetadata(
+      `the registration is over ${defaults.oauth.registrationMaxBytes} bytes`,
+    );
+}
+
 /**
  * The login prompt of node-oidc-provider, plus: the browser's hosted session must still be
  * live and the provider session's user (signing out of the hosted pages signs out here).
  */
 function loginPolicy(tenant: Tenant, hosted: HostedSide | undefined) {
-  const { Check } = interactionPolicy;
   const policy = interactionPolicy.base();
-  // RFC 8252 section 8.6: a native app's loopback or private-scheme redirect proves
-  // nothing of who it is, so each sign-in of one asks the user; an operator's own native
-  // app is first-party (docs/design.md §14) and does not.
-  const consent = policy.get('consent');
-  const native = consent?.checks.get('native_client_prompt');
-  if (consent && native) {
-    consent.checks.remove(native.reason);
-    consent.checks.add(
-      new Check(native.reason, native.description, 'interaction_required', (ctx) =>
-        ctx.oidc.client?.latchkey_first_party === true
-          ? Check.NO_NEED_TO_PROMPT
-          : native.check(ctx),
-      ),
-      0,
-    );
-  }
+  // node-oidc-provider's consent policy stands as it is: a native app, first-party or not,
+  // has the user confirm every sign-in (RFC 8252 section 8.6: a loopback port or a private
+  // scheme proves nothing of which program is listening).
   const login = policy.get('login');
   if (!hosted || !login) return policy;
   login.checks.add(
@@ -248,7 +291,15 @@ export async function createTenantProvider(deps: ProviderDeps, tenant: Tenant): 
     findAccount: accountFinder(db, tenant),
     // The claims of docs/design.md §5's access tokens, and the Latchkey session they belong to.
     extraTokenClaims: tokenClaims(db, tenant),
-    extraClientMetadata: { properties: ['latchkey_first_party', 'latchkey_pkce_optional'] },
+    extraClientMetadata: {
+      properties: ['latchkey_first_party', 'latchkey_pkce_optional'],
+      // Runs while a registration's metadata is read, before the library fetches any URL
+      // of it (sector_identifier_uri): what a self-registered app may not ask for.
+      validator: (ctx, key, _value, metadata) => {
+        if (key !== 'latchkey_first_party' || ctx?.oidc?.route !== 'registration') return;
+        refuseRegistered(metadata);
+      },
+    },
     // First-party apps (made by an operator) skip consent: their grant covers what they ask.
     loadExistingGrant: async (ctx) => {
       const { oidc } = ctx;
@@ -315,10 +366,27 @@ export async function createTenantProvider(deps: ProviderDeps, tenant: Tenant): 
   // set by us from PUBLIC_URL, never the client's, so that its URLs and Secure cookies are
   // the issuer's whatever Host the request came in with.
   provider.proxy = true;
-  // RP-initiated logout that the user confirmed ends the hosted session too.
+  // The library's own pages (form_post answers, the forms it posts by itself) get the
+  // headers of ours: a CSP that lets only their own inline script run and their forms go
+  // where they say, never framed, no Referer.
   provider.use(async (ctx, next) => {
     await next();
-    if (ctx.oidc?.route === 'end_session_confirm' && ctx.oidc.body?.logout && deps.hosted)
+    if (!ctx.response.is('html') || ctx.response.get('content-security-policy')) return;
+    if (typeof ctx.body !== 'string') return;
+    ctx.set(libraryPageHeaders(ctx.body, issuerOf(deps.authUrl, tenant.id)));
+  });
+  // RP-initiated logout that the user confirmed on our page ends the hosted session too.
+  // Only there: the library also posts this form by itself (no provider session, or an
+  // account switch), which must not end a hosted sign-in (a cross-site link would).
+  provider.use(async (ctx, next) => {
+    await next();
+    const body = ctx.oidc?.body;
+    if (
+      ctx.oidc?.route === 'end_session_confirm' &&
+      body?.logout &&
+      body[HOSTED_SIGN_OUT.name] === HOSTED_SIGN_OUT.value &&
+      deps.hosted
+    )
       await deps.hosted.signOut(tenant, ctx as KoaContextWithOIDC);
   });
   // RFC 6749 section 5.2: a client asking for a grant type it may not use is
