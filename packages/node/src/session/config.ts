@@ -164,7 +164,8 @@ export function resolveSessionConfig(config: LatchkeySessionConfig): ResolvedSes
     clientSecret: config.clientSecret,
     cookieSecret: config.cookieSecret,
     appOrigin: app.origin,
-    appBaseUrl: app.href,
+    // As given: it is matched exactly against the app's registered post-logout redirect URIs.
+    appBaseUrl: config.appBaseUrl,
     secure: app.protocol === 'https:',
     basePath,
     cookieName,
