@@ -25,6 +25,20 @@ export type {
   RequestHeaders,
 } from './middleware.js';
 export {
+  type LatchkeySessionMiddleware,
+  type LatchkeySessionVariables,
+  latchkeySession,
+  type SessionExpressMiddleware,
+  type SessionExpressRequest,
+  type SessionFastifyHook,
+  type SessionFastifyReply,
+  type SessionFastifyRequest,
+  type SessionHonoContext,
+  type SessionHonoMiddleware,
+  type SessionNodeResponse,
+} from './session-middleware.js';
+export type { LatchkeySessionConfig, Session } from './session/index.js';
+export {
   type ProtectedResourceDocument,
   type ProtectedResourceMetadata,
   type ProtectedResourceOptions,
