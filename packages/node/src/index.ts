@@ -25,6 +25,13 @@ export type {
   RequestHeaders,
 } from './middleware.js';
 export {
+  type ProtectedResourceDocument,
+  type ProtectedResourceMetadata,
+  type ProtectedResourceOptions,
+  protectedResourceMetadata,
+} from './resource-metadata.js';
+export type { LatchkeySessionConfig, Session } from './session/index.js';
+export {
   type LatchkeySessionMiddleware,
   type LatchkeySessionVariables,
   latchkeySession,
@@ -37,10 +44,3 @@ export {
   type SessionHonoMiddleware,
   type SessionNodeResponse,
 } from './session-middleware.js';
-export type { LatchkeySessionConfig, Session } from './session/index.js';
-export {
-  type ProtectedResourceDocument,
-  type ProtectedResourceMetadata,
-  type ProtectedResourceOptions,
-  protectedResourceMetadata,
-} from './resource-metadata.js';

@@ -17,13 +17,15 @@ import {
 /** Request headers as Node gives them. */
 type NodeHeaders = Record<string, string | string[] | undefined>;
 
-/** The parts of an Express (or Node) request the session reads; `auth` is what it sets. */
+/**
+ * The parts of an Express (or Node) request the session reads. It sets `auth` (a `Session`
+ * or null), left out here so that your own typing of `req.auth` is never contradicted.
+ */
 export interface SessionExpressRequest {
   method?: string | undefined;
   url?: string | undefined;
   originalUrl?: string | undefined;
   headers: NodeHeaders;
-  auth?: Session | null | undefined;
 }
 
 /** The parts of Node's `ServerResponse` (Express's response extends it) the session writes. */
@@ -40,12 +42,18 @@ export type SessionExpressMiddleware = (
   next: (error?: unknown) => void,
 ) => void;
 
+/** The parts of a Fastify request the session reads; it sets `auth`, as on Express. */
 export interface SessionFastifyRequest {
   method: string;
   url: string;
   headers: NodeHeaders;
-  auth?: Session | null | undefined;
 }
+
+type WithAuth = { auth?: Session | null | undefined };
+const authOf = (request: object) => (request as WithAuth).auth;
+const setAuth = (request: object, session: Session | null) => {
+  (request as WithAuth).auth = session;
+};
 
 export interface SessionFastifyReply {
   code(statusCode: number): unknown;
@@ -172,7 +180,7 @@ export function latchkeySession(
           const handled = await core.handle(request);
           if (handled) return writeNode(res, handled);
           const { session, setCookie } = await core.getSession(request);
-          req.auth = session;
+          setAuth(req, session);
           appendCookies(res, setCookie);
           next();
         })().catch(next);
@@ -185,7 +193,7 @@ export function latchkeySession(
         const handled = await core.handle(web);
         if (handled) return writeFastify(reply, handled);
         const { session, setCookie } = await core.getSession(web);
-        request.auth = session;
+        setAuth(request, session);
         if (setCookie.length > 0) reply.header('set-cookie', setCookie);
         return undefined;
       };
@@ -206,8 +214,9 @@ export function latchkeySession(
     requireSession: {
       express() {
         return (req, res, next) => {
-          if (req.auth) return next();
-          if (req.auth === undefined) return next(notMounted('express', 'app.use(sessions.express())'));
+          const auth = authOf(req);
+          if (auth) return next();
+          if (auth === undefined) return next(notMounted('express', 'app.use(sessions.express())'));
           const header = req.headers.accept;
           const refused = refusal(
             (req.method ?? 'GET').toUpperCase(),
@@ -221,8 +230,9 @@ export function latchkeySession(
       },
       fastify() {
         return async (request, reply) => {
-          if (request.auth) return undefined;
-          if (request.auth === undefined) {
+          const auth = authOf(request);
+          if (auth) return undefined;
+          if (auth === undefined) {
             throw notMounted('fastify', "app.addHook('onRequest', sessions.fastify())");
           }
           const header = request.headers.accept;

@@ -15,7 +15,7 @@ import {
   type LatchkeySessionMiddleware,
   type LatchkeySessionVariables,
   latchkeySession,
-  type SessionExpressRequest,
+  type Session,
   type SessionFastifyRequest,
 } from '../src/index.js';
 import { Jar, OAuthBrowser, type Provider, startProvider, type User } from './session-support.js';
@@ -39,7 +39,7 @@ const FRAMEWORKS: Record<string, Make> = {
     const s = await sessions(base);
     const app = express();
     app.use(s.express());
-    const auth = (req: unknown) => (req as SessionExpressRequest).auth;
+    const auth = (req: unknown) => (req as { auth?: Session | null }).auth;
     app.get('/', (req, res) => {
       res.json({ email: auth(req)?.email ?? null });
     });
@@ -62,9 +62,11 @@ const FRAMEWORKS: Record<string, Make> = {
     const s = await sessions(base);
     const app = fastify();
     app.decorateRequest('auth', null);
-    app.addHook('onRequest', (request, reply) => s.fastify()(request as SessionFastifyRequest, reply));
+    app.addHook('onRequest', (request, reply) =>
+      s.fastify()(request as SessionFastifyRequest, reply),
+    );
     const guard = s.requireSession.fastify();
-    const auth = (request: unknown) => (request as SessionFastifyRequest).auth;
+    const auth = (request: unknown) => (request as { auth?: Session | null }).auth;
     app.get('/', async (request) => ({ email: auth(request)?.email ?? null }));
     app.get(
       '/dashboard',
@@ -105,7 +107,11 @@ const FRAMEWORKS: Record<string, Make> = {
     });
     app.get('/api/me', s.requireSession.hono(), (c) => {
       const session = c.get('auth');
-      return c.json({ userId: session?.userId, sessionId: session?.sessionId, email: session?.email });
+      return c.json({
+        userId: session?.userId,
+        sessionId: session?.sessionId,
+        email: session?.email,
+      });
     });
     return {
       base,
@@ -193,7 +199,9 @@ describe.each(DIALECTS)('cookie sessions in Node frameworks, Latchkey on %s', (d
       const b = browser();
       const first = await b.get('/dashboard');
       expect(first.status).toBe(302);
-      expect(first.headers.get('location')).toBe(`${base}/api/latchkey/sign-in?returnTo=%2Fdashboard`);
+      expect(first.headers.get('location')).toBe(
+        `${base}/api/latchkey/sign-in?returnTo=%2Fdashboard`,
+      );
       const api = await b.get('/api/me', { headers: { accept: 'application/json' } });
       expect(api.status).toBe(401);
       expect(api.headers.get('content-type')).toMatch(/^application\/problem\+json/);
@@ -205,10 +213,14 @@ describe.each(DIALECTS)('cookie sessions in Node frameworks, Latchkey on %s', (d
       expect(await page.text()).toBe(`<p>Signed in as ${user.email}</p>`);
       expect(b.jar.names()).toEqual(['latchkey_session', 'theme']);
       const me = await b.get('/api/me', { headers: { accept: 'application/json' } });
-      expect(await me.json()).toEqual({ userId: user.id, sessionId: expect.any(String), email: user.email });
+      expect(await me.json()).toEqual({
+        userId: user.id,
+        sessionId: expect.any(String),
+        email: user.email,
+      });
     });
 
-    it('refreshes the access token while the user browses, without a redirect, beside the app\'s own cookies', async () => {
+    it("refreshes the access token while the user browses, without a redirect, beside the app's own cookies", async () => {
       const user = await provider.newUser();
       const b = browser();
       await b.follow('/dashboard', user);
@@ -221,7 +233,10 @@ describe.each(DIALECTS)('cookie sessions in Node frameworks, Latchkey on %s', (d
         expect(await page.text()).toContain(user.email);
         const set = page.headers.getSetCookie();
         expect(set).toEqual(
-          expect.arrayContaining([expect.stringMatching(/^latchkey_session=/), 'theme=dark; Path=/']),
+          expect.arrayContaining([
+            expect.stringMatching(/^latchkey_session=/),
+            'theme=dark; Path=/',
+          ]),
         );
         expect(b.jar.cookies.get('latchkey_session')).not.toBe(before);
         expect(provider.tokenCalls('refresh_token')).toBe(refreshes + 1);
@@ -244,7 +259,9 @@ describe.each(DIALECTS)('cookie sessions in Node frameworks, Latchkey on %s', (d
       const user = await provider.newUser();
       const b = browser();
       await b.follow('/dashboard', user);
-      const me = (await (await b.get('/api/me', { headers: { accept: 'application/json' } })).json()) as {
+      const me = (await (
+        await b.get('/api/me', { headers: { accept: 'application/json' } })
+      ).json()) as {
         sessionId: string;
       };
       await provider.revokeSession(me.sessionId);
@@ -256,7 +273,9 @@ describe.each(DIALECTS)('cookie sessions in Node frameworks, Latchkey on %s', (d
         provider.shift(0);
       }
       expect(res.status).toBe(302);
-      expect(res.headers.get('location')).toBe(`${base}/api/latchkey/sign-in?returnTo=%2Fdashboard`);
+      expect(res.headers.get('location')).toBe(
+        `${base}/api/latchkey/sign-in?returnTo=%2Fdashboard`,
+      );
       expect(b.jar.names()).toEqual(['theme']);
       b.visited.length = 0;
       const page = await b.follow(res.headers.get('location') ?? '', user);
@@ -270,9 +289,14 @@ describe.each(DIALECTS)('cookie sessions in Node frameworks, Latchkey on %s', (d
       const b = browser();
       await b.follow('/dashboard', user);
       const token = (await latchkeySessionOf(b.jar.header())).accessToken;
-      const out = await b.get('/api/latchkey/sign-out', { method: 'POST', headers: { origin: base } });
+      const out = await b.get('/api/latchkey/sign-out', {
+        method: 'POST',
+        headers: { origin: base },
+      });
       expect(out.status).toBe(302);
-      expect(out.headers.get('location')).toMatch(new RegExp(`^${provider.issuer}/oauth/end-session\\?`));
+      expect(out.headers.get('location')).toMatch(
+        new RegExp(`^${provider.issuer}/oauth/end-session\\?`),
+      );
       expect(b.jar.names()).toEqual(['theme']);
       expect(await provider.introspect(token)).toEqual({ active: false });
       expect((await b.get('/dashboard')).status).toBe(302);
@@ -284,8 +308,12 @@ describe.each(DIALECTS)('cookie sessions in Node frameworks, Latchkey on %s', (d
       const b = browser();
       const page = await b.follow('/dashboard', user);
       expect(page.status).toBe(200);
-      expect(b.jar.names().filter((n) => n.startsWith('latchkey_session.')).length).toBeGreaterThan(1);
-      expect((await b.get('/api/me', { headers: { accept: 'application/json' } })).status).toBe(200);
+      expect(b.jar.names().filter((n) => n.startsWith('latchkey_session.')).length).toBeGreaterThan(
+        1,
+      );
+      expect((await b.get('/api/me', { headers: { accept: 'application/json' } })).status).toBe(
+        200,
+      );
     });
 
     /** The session behind a cookie header, read with the core the app uses. */

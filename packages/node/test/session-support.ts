@@ -7,9 +7,10 @@ import { createApp } from '../../server/src/modules/oauth/index.js';
 import { OAuthBrowser } from '../../server/test/oauth-browser.js';
 
 export { OAuthBrowser };
+
+import type { DialectName } from '../../server/src/storage/index.js';
 import {
   type Body,
-  type DialectName,
   email,
   json,
   postJson,

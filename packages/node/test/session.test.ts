@@ -9,11 +9,18 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DIALECTS } from '../../server/test/support.js';
 import {
   createLatchkeySession,
-  type LatchkeySession,
   LatchkeyError,
+  type LatchkeySession,
   sessionConfigFromEnv,
 } from '../src/session/index.js';
-import { COOKIE_SECRET, Jar, type Provider, signInAtProvider, startProvider, type User } from './session-support.js';
+import {
+  COOKIE_SECRET,
+  Jar,
+  type Provider,
+  signInAtProvider,
+  startProvider,
+  type User,
+} from './session-support.js';
 
 // Nothing listens here: the core is called with Web Requests, as a framework would.
 const APP = 'http://127.0.0.1:3999';
@@ -38,7 +45,9 @@ describe.each(DIALECTS)('cookie session core on %s', (dialect) => {
 
   /** Sign-in route -> hosted form -> callback: the callback's answer. */
   async function signIn(user: User, jar = new Jar(), returnTo = '/dashboard', core = latchkey) {
-    const start = await core.handle(request(`/api/latchkey/sign-in?returnTo=${encodeURIComponent(returnTo)}`, jar));
+    const start = await core.handle(
+      request(`/api/latchkey/sign-in?returnTo=${encodeURIComponent(returnTo)}`, jar),
+    );
     expect(start?.status).toBe(302);
     jar.apply(start?.headers.getSetCookie() ?? []);
     const callback = await signInAtProvider(provider, start?.headers.get('location') ?? '', user);
@@ -69,7 +78,9 @@ describe.each(DIALECTS)('cookie session core on %s', (dialect) => {
       nonce: expect.any(String),
     });
     const [tx] = start.headers.getSetCookie();
-    expect(tx).toMatch(/^latchkey_session_tx_[\w-]+=[\w.-]+; Max-Age=600; Path=\/; HttpOnly; SameSite=Lax$/);
+    expect(tx).toMatch(
+      /^latchkey_session_tx_[\w-]+=[\w.-]+; Max-Age=600; Path=\/; HttpOnly; SameSite=Lax$/,
+    );
     expect(callback.searchParams.get('iss')).toBe(provider.issuer);
 
     expect(done.status).toBe(302);
@@ -107,7 +118,9 @@ describe.each(DIALECTS)('cookie session core on %s', (dialect) => {
       const { session: after, setCookie } = await session(jar);
       expect(after?.accessToken).not.toBe(before?.accessToken);
       expect(after).toMatchObject({ userId: before?.userId, sessionId: before?.sessionId });
-      expect(setCookie).toEqual([expect.stringMatching(/^latchkey_session=.+HttpOnly; SameSite=Lax$/)]);
+      expect(setCookie).toEqual([
+        expect.stringMatching(/^latchkey_session=.+HttpOnly; SameSite=Lax$/),
+      ]);
       expect(provider.tokenCalls('refresh_token')).toBe(refreshes + 1);
     } finally {
       provider.shift(0);
@@ -165,7 +178,10 @@ describe.each(DIALECTS)('cookie session core on %s', (dialect) => {
     const get = await latchkey.handle(request('/api/latchkey/sign-out', jar));
     expect(get?.status).toBe(405);
     const crossSite = await latchkey.handle(
-      request('/api/latchkey/sign-out', jar, { method: 'POST', headers: { origin: 'https://evil.example' } }),
+      request('/api/latchkey/sign-out', jar, {
+        method: 'POST',
+        headers: { origin: 'https://evil.example' },
+      }),
     );
     expect(crossSite?.status).toBe(403);
 
@@ -211,8 +227,11 @@ describe.each(DIALECTS)('cookie session core on %s', (dialect) => {
       '/api/latchkey/sign-in?returnTo=/x',
       'dashboard',
     ];
-    for (const returnTo of refused) expect(latchkey.signInUrl(returnTo)).toBe(`${APP}/api/latchkey/sign-in?returnTo=%2F`);
-    expect(latchkey.signInUrl('/a/b?c=1#d')).toBe(`${APP}/api/latchkey/sign-in?returnTo=%2Fa%2Fb%3Fc%3D1%23d`);
+    for (const returnTo of refused)
+      expect(latchkey.signInUrl(returnTo)).toBe(`${APP}/api/latchkey/sign-in?returnTo=%2F`);
+    expect(latchkey.signInUrl('/a/b?c=1#d')).toBe(
+      `${APP}/api/latchkey/sign-in?returnTo=%2Fa%2Fb%3Fc%3D1%23d`,
+    );
 
     const { done } = await signIn(await provider.newUser(), new Jar(), 'https://evil.example');
     expect(done.headers.get('location')).toBe(`${APP}/`);
@@ -221,7 +240,9 @@ describe.each(DIALECTS)('cookie session core on %s', (dialect) => {
   it('a callback without its transaction, or with another state, is a page, not a redirect', async () => {
     const user = await provider.newUser();
     const jar = new Jar();
-    const start = (await latchkey.handle(request('/api/latchkey/sign-in?returnTo=/x', jar))) as Response;
+    const start = (await latchkey.handle(
+      request('/api/latchkey/sign-in?returnTo=/x', jar),
+    )) as Response;
     // The cookie of the sign-in is not sent (another browser): refused, nothing set.
     const callback = await signInAtProvider(provider, start.headers.get('location') ?? '', user);
     const res = (await latchkey.handle(request(callback.href, jar))) as Response;
@@ -245,7 +266,10 @@ describe.each(DIALECTS)('cookie session core on %s', (dialect) => {
     // The roles go; the next refresh fits one cookie, and the chunks are cleared.
     const res = await provider.app.request(`/v1/users/${user.id}`, {
       method: 'PATCH',
-      headers: { authorization: `Bearer ${provider.t.secretKey}`, 'content-type': 'application/json' },
+      headers: {
+        authorization: `Bearer ${provider.t.secretKey}`,
+        'content-type': 'application/json',
+      },
       body: JSON.stringify({ roles: [] }),
     });
     expect(res.status).toBe(200);
@@ -305,7 +329,9 @@ describe('sessionConfigFromEnv', () => {
     const short = fails({ LATCHKEY_COOKIE_SECRET: 'too short' });
     expect(short).toMatchObject({ code: 'option_invalid' });
     expect(short.action).toMatch(/openssl rand/);
-    expect(fails({ APP_BASE_URL: 'http://app.example.com' })).toMatchObject({ code: 'option_invalid' });
+    expect(fails({ APP_BASE_URL: 'http://app.example.com' })).toMatchObject({
+      code: 'option_invalid',
+    });
     expect(fails({ LATCHKEY_ISSUER: 'not a url' })).toMatchObject({ code: 'option_invalid' });
   });
 });

@@ -78,9 +78,13 @@ interface Transaction {
 const TRANSACTION_SECONDS = 600;
 /**
  * A refresh's result is kept this long for requests still carrying the refresh token it
- * used (sent before the browser had the new cookie): they share it instead of refreshing again.
+ * used (sent before the browser had the new cookie, or whose response was lost): they share
+ * it instead of presenting a rotated refresh token, which the provider takes as a replay
+ * after its 5 s grace and answers by revoking the grant (docs/design.md §14).
  */
-const RECENT_REFRESH_MS = 10_000;
+const RECENT_REFRESH_MS = 60_000;
+/** At most this many sessions' refreshes are remembered (the oldest are dropped first). */
+const MAX_REMEMBERED = 10_000;
 
 interface Stored {
   kind: 'ok';
@@ -165,7 +169,9 @@ export function createLatchkeySession(input: LatchkeySessionConfig): LatchkeySes
       }
     })();
     const flight = { rt: refreshToken, outcome, at: now };
+    flights.delete(stored.sid);
     flights.set(stored.sid, flight);
+    if (flights.size > MAX_REMEMBERED) flights.delete(flights.keys().next().value as string);
     // The result is shared for a little while after it settles, from when it settled.
     void outcome.finally(() => {
       flight.at = config.now();
@@ -182,7 +188,8 @@ export function createLatchkeySession(input: LatchkeySessionConfig): LatchkeySes
       setCookie: clearChunked(cookies, config.cookieName, config.secure),
     });
     const stored = await sealer.open<StoredSession>(raw, 'session');
-    if (!stored || typeof stored.at !== 'string' || typeof stored.sid !== 'string') return cleared();
+    if (!stored || typeof stored.at !== 'string' || typeof stored.sid !== 'string')
+      return cleared();
 
     const exp = expiryOf(stored.at);
     if (exp - nowSeconds() > config.refreshBeforeSeconds) {
@@ -223,9 +230,9 @@ export function createLatchkeySession(input: LatchkeySessionConfig): LatchkeySes
   }
 
   function safeReturnTo(value: string | null | undefined): string {
-    if (!value || !value.startsWith('/') || value.startsWith('//')) return '/';
+    if (!value?.startsWith('/') || value.startsWith('//')) return '/';
     // Control characters and backslashes: some browsers read `/\evil.example` as `//evil.example`.
-    if (/[\u0000-\u001f\u007f\\]/.test(value)) return '/';
+    if ([...value].some((c) => c <= ' ' || c === '\x7f' || c === '\\')) return '/';
     const url = URL.parse(value, config.appOrigin);
     if (!url || url.origin !== config.appOrigin) return '/';
     // Coming back to sign-in (or sign-out) would start another round trip: never a loop.
@@ -377,9 +384,8 @@ function methodNotAllowed(allow: string): Response {
 }
 
 function problemPage(message: string, retry: string, cookies: string[]): Response {
-  const escape = (text: string) =>
-    text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
-  const body = `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><title>Sign-in failed</title></head><body style="font-family:system-ui,sans-serif;max-width:32rem;margin:4rem auto;padding:0 1rem"><h1>Sign-in failed</h1><p>${escape(message)}</p><p><a href="${escape(retry)}">Try again</a></p></body></html>`;
+  const html = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+  const body = `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><title>Sign-in failed</title></head><body style="font-family:system-ui,sans-serif;max-width:32rem;margin:4rem auto;padding:0 1rem"><h1>Sign-in failed</h1><p>${html(message)}</p><p><a href="${html(retry)}">Try again</a></p></body></html>`;
   const headers = new Headers({
     'content-type': 'text/html; charset=utf-8',
     'cache-control': 'no-store',
