@@ -102,6 +102,7 @@ export interface LatchkeySessionMiddleware {
 }
 
 const PROBLEM_TYPE = 'tag:latchkey.dev,2026:problem:';
+const BODY_HEADERS = new Set(['content-length', 'transfer-encoding', 'connection', 'expect']);
 
 /** `requireSession` without the session middleware before it is a set-up mistake, said loudly. */
 function notMounted(framework: string, mount: string): LatchkeyError {
@@ -121,7 +122,8 @@ export function latchkeySession(
   const toRequest = (method: string | undefined, path: string, headers: NodeHeaders) => {
     const out = new Headers();
     for (const [name, value] of Object.entries(headers)) {
-      if (value === undefined || name.startsWith(':')) continue;
+      // HTTP/2 pseudo-headers, and those of a body the session never reads.
+      if (value === undefined || name.startsWith(':') || BODY_HEADERS.has(name)) continue;
       for (const item of Array.isArray(value) ? value : [value]) out.append(name, item);
     }
     return new Request(new URL(path, base), { method: method ?? 'GET', headers: out });

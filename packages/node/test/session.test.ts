@@ -5,7 +5,7 @@
  * Latchkey, sign-out, tampering, open redirects and chunked cookies.
  */
 import { decodeJwt } from 'jose';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { DIALECTS } from '../../server/test/support.js';
 import {
   createLatchkeySession,
@@ -200,6 +200,46 @@ describe.each(DIALECTS)('cookie session core on %s', (dialect) => {
     // The provider accepts the logout request (its confirmation page, in the tenant's look).
     const page = await fetch(end, { redirect: 'manual' });
     expect(page.status).toBe(200);
+  });
+
+  it('the provider out of reach at refresh time: the cookie is kept, nothing is logged of the tokens', async () => {
+    const { jar } = await signIn(await provider.newUser());
+    const cookie = jar.header();
+    const { session: before } = await latchkey.getSession({ cookie });
+    // The network to the token endpoint is down; discovery and keys were fetched before.
+    const down: typeof fetch = async (input, init) => {
+      const url = input instanceof Request ? input.url : String(input);
+      if (url.endsWith('/oauth/token')) throw new TypeError('fetch failed: ECONNREFUSED');
+      return fetch(input, init);
+    };
+    const logged: string[] = [];
+    const spy = vi.spyOn(console, 'error').mockImplementation((...args) => {
+      logged.push(args.map(String).join(' '));
+    });
+    const offline = createLatchkeySession(
+      provider.config(client, APP, { fetch: down, onError: undefined }),
+    );
+    try {
+      provider.shift(560); // about to expire, still valid: the session holds
+      const kept = await offline.getSession({ cookie });
+      expect(kept.session?.accessToken).toBe(before?.accessToken);
+      expect(kept.setCookie).toEqual([]);
+      provider.shift(700); // expired: no session, but the cookie stays for when it is back
+      expect(await offline.getSession({ cookie })).toEqual({ session: null, setCookie: [] });
+      expect(logged.length).toBeGreaterThan(0);
+      for (const line of logged) {
+        expect(line).toMatch(/^\[latchkey\] /);
+        expect(line).not.toMatch(/eyJ/);
+      }
+      // Back online, the same cookie refreshes: its refresh token was never used.
+      provider.shift(560);
+      const back = await latchkey.getSession({ cookie });
+      expect(back.session?.userId).toBe(before?.userId);
+      expect(back.setCookie).toHaveLength(1);
+    } finally {
+      provider.shift(0);
+      spy.mockRestore();
+    }
   });
 
   it('a tampered cookie, or one sealed with another secret, is no session and is cleared', async () => {

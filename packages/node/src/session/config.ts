@@ -39,7 +39,7 @@ export interface LatchkeySessionConfig {
   now?: (() => number) | undefined;
   /**
    * Called with what went wrong when the provider could not be reached or answered
-   * unexpectedly (never with a token). Default `console.error`.
+   * unexpectedly. Default: one line on `console.error` (name, code, message; no token).
    */
   onError?: ((error: unknown) => void) | undefined;
 }
@@ -187,12 +187,12 @@ export function resolveSessionConfig(config: LatchkeySessionConfig): ResolvedSes
     clockToleranceSeconds: number('clockToleranceSeconds', config.clockToleranceSeconds, 5),
     fetch: config.fetch ?? ((input, init) => fetch(input, init)),
     now: config.now ?? Date.now,
-    onError: config.onError ?? ((error: unknown) => console.error(error)),
+    onError: config.onError ?? logError,
   });
 }
 
 function httpUrl(name: string, value: string, action: string): URL {
-  const url = URL.parse(value);
+  const url = parseUrl(value);
   if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:') || url.username) {
     throw invalid(`${name} is not an http(s) URL.`, action);
   }
@@ -204,6 +204,29 @@ function httpUrl(name: string, value: string, action: string): URL {
     );
   }
   return url;
+}
+
+/** `URL.parse`, which older edge runtimes lack. */
+export function parseUrl(value: string, base?: string): URL | null {
+  try {
+    return new URL(value, base);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * What `onError` logs by default: the error's name, code and message, never its `cause`
+ * (which may hold an ID token's claims) and never a token.
+ */
+function logError(error: unknown): void {
+  if (!(error instanceof Error)) {
+    console.error('[latchkey] session error');
+    return;
+  }
+  const { code, error: oauthError } = error as { code?: unknown; error?: unknown };
+  const codes = [code, oauthError].filter((c) => typeof c === 'string').join(' ');
+  console.error(`[latchkey] ${error.name}${codes ? ` (${codes})` : ''}: ${error.message}`);
 }
 
 function invalid(reason: string, action: string): LatchkeyError {

@@ -2,6 +2,7 @@ import { decodeJwt, errors, type JWTPayload, type JWTVerifyGetKey, jwtVerify } f
 import { cachedJwks } from '../jwks.js';
 import {
   type LatchkeySessionConfig,
+  parseUrl,
   type ResolvedSessionConfig,
   resolveSessionConfig,
 } from './config.js';
@@ -233,7 +234,7 @@ export function createLatchkeySession(input: LatchkeySessionConfig): LatchkeySes
     if (!value?.startsWith('/') || value.startsWith('//')) return '/';
     // Control characters and backslashes: some browsers read `/\evil.example` as `//evil.example`.
     if ([...value].some((c) => c <= ' ' || c === '\x7f' || c === '\\')) return '/';
-    const url = URL.parse(value, config.appOrigin);
+    const url = parseUrl(value, config.appOrigin);
     if (!url || url.origin !== config.appOrigin) return '/';
     // Coming back to sign-in (or sign-out) would start another round trip: never a loop.
     if (url.pathname === config.basePath || url.pathname.startsWith(`${config.basePath}/`)) {
