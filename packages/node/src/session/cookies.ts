@@ -1,4 +1,4 @@
-import { parseCookie, type SetCookie, stringifySetCookie } from 'cookie';
+import { parseCookie, type SetCookie, stringifyCookie, stringifySetCookie } from 'cookie';
 
 /**
  * Browsers keep at least 4,096 bytes per cookie, name and attributes included (RFC 6265
@@ -101,4 +101,17 @@ export function clearChunked(
 ): string[] {
   const parts = existingParts(cookies, name);
   return (parts.length > 0 ? parts : [name]).map((part) => clearCookie(part, secure));
+}
+
+/** The `Cookie` header of `cookies` with `name` (and its chunks) replaced by `value`, or removed. */
+export function cookieHeaderWith(
+  cookies: Record<string, string>,
+  name: string,
+  value: string | null,
+): string {
+  const kept: Record<string, string> = {};
+  const parts = new Set(existingParts(cookies, name));
+  for (const [key, v] of Object.entries(cookies)) if (!parts.has(key)) kept[key] = v;
+  if (value !== null) kept[name] = value;
+  return stringifyCookie(kept);
 }

@@ -10,6 +10,7 @@ import {
   type CookieSource,
   clearChunked,
   clearCookie,
+  cookieHeaderWith,
   readChunked,
   readCookies,
   setCookie,
@@ -47,6 +48,12 @@ export interface SessionResult {
   session: Session | null;
   /** Set-Cookie values to send with the response (a refreshed or a cleared session). */
   setCookie: string[];
+  /**
+   * When the session cookie changed: the request's `Cookie` header as it would be with the
+   * new cookie, for a middleware to pass on to the rest of this request (Next.js server
+   * components then read the refreshed session instead of refreshing again).
+   */
+  cookieHeader?: string | undefined;
 }
 
 export interface LatchkeySession {
@@ -135,7 +142,16 @@ export function createLatchkeySession(input: LatchkeySessionConfig): LatchkeySes
   }
 
   async function store(tokens: TokenSet, previous?: StoredSession): Promise<Stored> {
-    const claims = await verify(tokens.accessToken);
+    let claims: JWTPayload;
+    try {
+      claims = await verify(tokens.accessToken);
+    } catch (error) {
+      // Straight from the token endpoint (TLS, client authentication): when only the keys are
+      // out of reach the tokens are kept, since the refresh token they replace is spent.
+      if (!isKeyProblem(error)) throw error;
+      config.onError(error);
+      claims = decodeJwt(tokens.accessToken);
+    }
     const stored: StoredSession = {
       sid: String(claims.sid),
       at: tokens.accessToken,
@@ -173,9 +189,12 @@ export function createLatchkeySession(input: LatchkeySessionConfig): LatchkeySes
     flights.delete(stored.sid);
     flights.set(stored.sid, flight);
     if (flights.size > MAX_REMEMBERED) flights.delete(flights.keys().next().value as string);
-    // The result is shared for a little while after it settles, from when it settled.
-    void outcome.finally(() => {
+    // The result is shared for a little while after it settles, from when it settled; a
+    // failure (the provider out of reach) is forgotten, so the next request tries again.
+    void outcome.then((result) => {
       flight.at = config.now();
+      if (result.kind === 'failed' && flights.get(stored.sid) === flight)
+        flights.delete(stored.sid);
     });
     return outcome;
   }
@@ -184,38 +203,42 @@ export function createLatchkeySession(input: LatchkeySessionConfig): LatchkeySes
     const cookies = readCookies(source);
     const raw = readChunked(cookies, config.cookieName);
     if (raw === undefined) return { session: null, setCookie: [] };
-    const cleared = () => ({
+    const cleared = (): SessionResult => ({
       session: null,
       setCookie: clearChunked(cookies, config.cookieName, config.secure),
+      cookieHeader: cookieHeaderWith(cookies, config.cookieName, null),
     });
     const stored = await sealer.open<StoredSession>(raw, 'session');
     if (!stored || typeof stored.at !== 'string' || typeof stored.sid !== 'string')
       return cleared();
 
     const exp = expiryOf(stored.at);
+    let usable = false;
     if (exp - nowSeconds() > config.refreshBeforeSeconds) {
       try {
         return { session: toSession(stored, await verify(stored.at)), setCookie: [] };
       } catch (error) {
-        if (!(error instanceof errors.JWTExpired)) {
-          if (isKeyProblem(error)) {
-            config.onError(error);
-            return { session: null, setCookie: [] };
-          }
-          return cleared();
+        if (isKeyProblem(error)) {
+          config.onError(error);
+          return { session: null, setCookie: [] };
         }
+        // Signed with a key the tenant has since dropped, say: a refresh gets a token of today's.
       }
+    } else {
+      usable = exp > nowSeconds();
     }
-    if (!stored.rt) return exp > nowSeconds() ? keepOld(stored, cleared) : cleared();
+    if (!stored.rt) return usable ? keepOld(stored, cleared) : cleared();
     const outcome = await refreshOnce(stored);
     if (outcome.kind === 'ended') return cleared();
     if (outcome.kind === 'failed') {
       // The provider could not be reached: the session holds while its token is valid.
-      return exp > nowSeconds() ? keepOld(stored, cleared) : { session: null, setCookie: [] };
+      return usable ? keepOld(stored, cleared) : { session: null, setCookie: [] };
     }
+    const setCookie = writeChunked(cookies, config.cookieName, outcome.sealed, cookieOptions);
     return {
       session: toSession(outcome.stored, outcome.claims),
-      setCookie: writeChunked(cookies, config.cookieName, outcome.sealed, cookieOptions),
+      setCookie,
+      cookieHeader: cookieHeaderWith(cookies, config.cookieName, outcome.sealed),
     };
   }
 
