@@ -1,0 +1,15 @@
+'use client';
+import { useActionState } from 'react';
+import { callUserinfo } from './actions';
+
+export function CallApi() {
+  const [result, run, pending] = useActionState(callUserinfo, '');
+  return (
+    <form action={run}>
+      <button type="submit" disabled={pending}>
+        Call userinfo with the access token
+      </button>
+      {result && <pre aria-label="API answer">{result}</pre>}
+    </form>
+  );
+}

@@ -1,0 +1,117 @@
+import { type NextRequest, NextResponse } from 'next/server';
+import { latchkey, RETURN_TO_HEADER } from './core.js';
+import { withCookies } from './set-cookie.js';
+
+/**
+ * Which paths need a signed-in user: a path (`'/dashboard'` covers `/dashboard` and
+ * everything under it, not `/dashboards`), a regular expression on the path, a list of
+ * these, or a function of the request.
+ */
+export type RouteMatcher =
+  | string
+  | RegExp
+  | readonly (string | RegExp)[]
+  | ((request: NextRequest) => boolean);
+
+export interface LatchkeyMiddlewareOptions {
+  /** The protected routes; without it no route is (pages use `protect()`). */
+  protect?: RouteMatcher;
+}
+
+/** Redirects to sign-in in a row, within a minute, after which we stop and say why. */
+const MAX_REDIRECTS = 3;
+const REDIRECTS_COOKIE = 'latchkey_redirects';
+
+function matches(matcher: RouteMatcher | undefined, request: NextRequest): boolean {
+  if (!matcher) return false;
+  if (typeof matcher === 'function') return matcher(request);
+  const path = request.nextUrl.pathname;
+  const list: readonly (string | RegExp)[] = Array.isArray(matcher)
+    ? matcher
+    : [matcher as string | RegExp];
+  return list.some((m) =>
+    typeof m === 'string'
+      ? path === m || path.startsWith(m.endsWith('/') ? m : `${m}/`)
+      : m.test(path),
+  );
+}
+
+/** A page the browser navigates to (or the router fetches), rather than an API call. */
+function isPageRequest(request: NextRequest): boolean {
+  if (request.method !== 'GET' && request.method !== 'HEAD') return false;
+  const accept = request.headers.get('accept') ?? '';
+  return (
+    request.headers.get('sec-fetch-mode') === 'navigate' ||
+    request.headers.has('rsc') ||
+    accept.includes('text/html')
+  );
+}
+
+function unauthorized(detail: string): NextResponse {
+  return NextResponse.json(
+    { type: 'about:blank', title: 'Unauthorized', status: 401, detail },
+    { status: 401, headers: { 'content-type': 'application/problem+json' } },
+  );
+}
+
+/**
+ * The middleware of `middleware.ts` (edge runtime) or `proxy.ts` (Next.js 16): it reads the
+ * session cookie on every request it sees, refreshes the access token when it is due (the
+ * new cookie goes both to the browser and to the rest of this request, so pages and
+ * `auth()` see the fresh session), and sends a signed-out visitor of a protected page to
+ * sign in, coming back to the same path. A browser that keeps coming back signed out (its
+ * cookies refused) gets an explanation instead of a loop.
+ */
+export function latchkeyMiddleware(
+  options: LatchkeyMiddlewareOptions = {},
+): (request: NextRequest) => Promise<NextResponse> {
+  return async (request) => {
+    const core = latchkey();
+    const { pathname, search } = request.nextUrl;
+    if (pathname === core.basePath || pathname.startsWith(`${core.basePath}/`)) {
+      return NextResponse.next();
+    }
+    const { session, setCookie } = await core.getSession(request);
+    const redirects = Number(request.cookies.get(REDIRECTS_COOKIE)?.value) || 0;
+    if (!session && matches(options.protect, request)) {
+      if (!isPageRequest(request)) return withCookies(unauthorized('Sign in first.'), setCookie);
+      if (redirects >= MAX_REDIRECTS) {
+        return withCookies(
+          unauthorized(
+            'Signing in did not stick: this browser did not keep the session cookie. Allow cookies for this site and try again.',
+          ),
+          setCookie,
+        );
+      }
+      const to = new URL(core.signInUrl(pathname + search), request.url);
+      const response = withCookies(NextResponse.redirect(to, 307), setCookie);
+      response.cookies.set(REDIRECTS_COOKIE, String(redirects + 1), {
+        httpOnly: true,
+        sameSite: 'lax',
+        path: '/',
+        maxAge: 60,
+      });
+      return response;
+    }
+    const headers = new Headers(request.headers);
+    headers.set(RETURN_TO_HEADER, pathname + search);
+    if (setCookie.length > 0) headers.set('cookie', forwardedCookies(request, setCookie));
+    const response = withCookies(NextResponse.next({ request: { headers } }), setCookie);
+    if (session && redirects > 0) response.cookies.delete(REDIRECTS_COOKIE);
+    return response;
+  };
+}
+
+/** The request's Cookie header as the browser will send it once it has stored `setCookie`. */
+function forwardedCookies(request: NextRequest, setCookie: string[]): string {
+  const jar = new Map(request.cookies.getAll().map((c) => [c.name, c.value]));
+  for (const line of setCookie) {
+    const pair = line.split(';', 1)[0] ?? '';
+    const at = pair.indexOf('=');
+    const name = pair.slice(0, at).trim();
+    const value = pair.slice(at + 1).trim();
+    if (/;\s*max-age=0/i.test(line) || value === '') jar.delete(name);
+    else jar.set(name, value);
+  }
+  return [...jar].map(([name, value]) => `${name}=${value}`).join('; ');
+}
