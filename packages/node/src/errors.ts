@@ -12,6 +12,7 @@ export const CONFIG_ERROR_CODES = [
   'tenant_id_invalid',
   'option_invalid',
   'api_unreachable',
+  'session_config_missing',
 ] as const;
 
 /** Codes of {@link LatchkeyTokenError}: why a token was rejected. */
