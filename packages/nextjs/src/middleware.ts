@@ -68,7 +68,8 @@ export function latchkeyMiddleware(
   return async (request) => {
     const core = latchkey();
     const { pathname, search } = request.nextUrl;
-    if (pathname === core.basePath || pathname.startsWith(`${core.basePath}/`)) {
+    const { basePath } = core.config;
+    if (pathname === basePath || pathname.startsWith(`${basePath}/`)) {
       return NextResponse.next();
     }
     const { session, setCookie } = await core.getSession(request);

@@ -40,15 +40,13 @@ const SIGNED_OUT: Auth = {
 };
 
 /** Stores the session's new cookies where Next.js lets us (route handlers, server actions). */
-async function store(setCookie: readonly string[]): Promise<boolean> {
-  if (setCookie.length === 0) return true;
+async function store(setCookie: readonly string[]): Promise<void> {
+  if (setCookie.length === 0) return;
   try {
     const jar = await cookies();
     for (const line of setCookie) jar.set(parseSetCookie(line));
-    return true;
   } catch {
-    // A server component cannot set cookies; the middleware refreshes before pages render.
-    return false;
+    // A server component cannot set cookies (Next.js throws).
   }
 }
 
@@ -93,19 +91,21 @@ function parseSetCookie(line: string): CookieInit {
  * request (React `cache`).
  */
 export const auth = cache(async (): Promise<Auth> => {
-  const core = latchkey();
+  // headers() first: it makes the page dynamic, so `next build` never needs the variables.
   const incoming = await headers();
-  const request = new Request(core.appBaseUrl, {
+  const core = latchkey();
+  const request = new Request(core.config.appBaseUrl, {
     headers: { cookie: incoming.get('cookie') ?? '' },
   });
   const { session, setCookie } = await core.getSession(request);
-  if (!(await store(setCookie)) || !session) return SIGNED_OUT;
-  const claims = session.claims as Claims;
+  // Where cookies cannot be set (a server component), the middleware has refreshed first.
+  await store(setCookie);
+  if (!session) return SIGNED_OUT;
   return {
-    userId: claims.sub,
-    sessionId: typeof claims.sid === 'string' ? claims.sid : null,
-    claims,
-    getToken: async () => session.accessToken,
+    userId: session.userId,
+    sessionId: session.sessionId,
+    claims: session.claims as Claims,
+    getToken: () => session.getToken(),
   };
 });
 
@@ -150,5 +150,5 @@ export async function protect(): Promise<SignedInAuth> {
     }
   }
   const returnTo = incoming.get(RETURN_TO_HEADER) ?? '/';
-  redirect(latchkey().signInUrl(returnTo.startsWith('/') ? returnTo : '/'));
+  return redirect(latchkey().signInUrl(returnTo));
 }
