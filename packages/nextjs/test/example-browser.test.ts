@@ -15,8 +15,20 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../server/src/modules/oauth/index.js';
 import { updateTenant } from '../../server/src/modules/tenants/index.js';
 import { HAVE_CHROMIUM, launchChromium } from '../../server/test/browser.js';
-import { email, postJson, startApp, type TestApp, type TestTenant } from '../../server/test/support.js';
-import { buildExample, freePort, gzippedSize, type RunningExample, startExample } from './example.js';
+import {
+  email,
+  postJson,
+  startApp,
+  type TestApp,
+  type TestTenant,
+} from '../../server/test/support.js';
+import {
+  buildExample,
+  freePort,
+  gzippedSize,
+  type RunningExample,
+  startExample,
+} from './example.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 const ARTIFACTS = join(ROOT, 'test-artifacts');
@@ -112,6 +124,17 @@ describe.skipIf(!HAVE_CHROMIUM)('examples/nextjs in Chromium against the server'
     ]);
   }
 
+  /** The page at desktop and phone widths, in test-artifacts/. */
+  async function screenshots(page: Page, name: string): Promise<void> {
+    for (const [width, height, label] of [
+      [1280, 800, 'desktop'],
+      [390, 844, 'phone'],
+    ] as const) {
+      await page.setViewportSize({ width, height });
+      await page.screenshot({ path: join(ARTIFACTS, `nextjs-${name}-${label}.png`) });
+    }
+  }
+
   const sessionCookies = async (context: BrowserContext) =>
     (await context.cookies(origin)).filter((c) => c.name.startsWith('latchkey_session'));
 
@@ -124,6 +147,7 @@ describe.skipIf(!HAVE_CHROMIUM)('examples/nextjs in Chromium against the server'
     page = await context.newPage();
     await page.goto(`${origin}/`);
     expect(await page.getByRole('link', { name: 'Sign in' }).count()).toBeGreaterThan(0);
+    await screenshots(page, 'home');
     const me = await context.request.get(`${origin}/api/me`);
     expect(me.status()).toBe(401);
 
@@ -144,7 +168,9 @@ describe.skipIf(!HAVE_CHROMIUM)('examples/nextjs in Chromium against the server'
   it('renders the user on the server: the HTML itself names them; /api/me answers from auth()', async () => {
     const html = await (await context.request.get(`${origin}/dashboard`)).text();
     // React separates the text and the expression with a comment in the HTML.
-    expect(html).toMatch(new RegExp(`Signed in as (<!-- -->)?${user.email.replace(/[.]/g, '\\.')}`));
+    expect(html).toMatch(
+      new RegExp(`Signed in as (<!-- -->)?${user.email.replace(/[.]/g, '\\.')}`),
+    );
     const me = await context.request.get(`${origin}/api/me`);
     expect(me.status()).toBe(200);
     const body = (await me.json()) as { userId: string; sessionId: string; email: string };
@@ -152,14 +178,14 @@ describe.skipIf(!HAVE_CHROMIUM)('examples/nextjs in Chromium against the server'
     expect(body.userId).toMatch(UUID);
     expect(body.sessionId).toMatch(UUID);
     sessionId = body.sessionId;
-    await page.screenshot({ path: join(ARTIFACTS, 'nextjs-dashboard-desktop.png') });
   });
 
   it('a server action calls an API (userinfo) with the access token', async () => {
     await page.getByRole('button', { name: /Call userinfo/ }).click();
-    const answer = page.getByLabel('API answer');
+    const answer = page.getByRole('region', { name: 'API answer' });
     await expect.poll(() => answer.textContent()).toContain(`"email":"${user.email}"`);
     expect(await answer.textContent()).toMatch(/^200 /);
+    await screenshots(page, 'dashboard');
   });
 
   it('the access token falls due while browsing: the next render refreshes it, no redirect', async () => {

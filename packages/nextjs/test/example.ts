@@ -31,7 +31,8 @@ function sourcesHash(): string {
     ...filesUnder(join(ROOT, 'packages/node/dist'), () => false),
     join(ROOT, 'node_modules/next/package.json'),
   ];
-  for (const file of inputs) hash.update(relative(ROOT, file)).update('\0').update(readFileSync(file));
+  for (const file of inputs)
+    hash.update(relative(ROOT, file)).update('\0').update(readFileSync(file));
   return hash.digest('hex');
 }
 
@@ -105,4 +106,3 @@ export async function startExample(
 export function gzippedSize(dir: string, gzip: (b: Buffer) => Buffer): number {
   return filesUnder(dir, () => false).reduce((n, f) => n + gzip(readFileSync(f)).length, 0);
 }
-

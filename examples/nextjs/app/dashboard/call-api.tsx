@@ -9,7 +9,11 @@ export function CallApi() {
       <button type="submit" disabled={pending}>
         Call userinfo with the access token
       </button>
-      {result && <pre aria-label="API answer">{result}</pre>}
+      {result && (
+        <section aria-label="API answer">
+          <pre>{result}</pre>
+        </section>
+      )}
     </form>
   );
 }
