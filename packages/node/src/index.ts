@@ -30,3 +30,17 @@ export {
   type ProtectedResourceOptions,
   protectedResourceMetadata,
 } from './resource-metadata.js';
+export type { LatchkeySessionConfig, Session } from './session/index.js';
+export {
+  type LatchkeySessionMiddleware,
+  type LatchkeySessionVariables,
+  latchkeySession,
+  type SessionExpressMiddleware,
+  type SessionExpressRequest,
+  type SessionFastifyHook,
+  type SessionFastifyReply,
+  type SessionFastifyRequest,
+  type SessionHonoContext,
+  type SessionHonoMiddleware,
+  type SessionNodeResponse,
+} from './session-middleware.js';

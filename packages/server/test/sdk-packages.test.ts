@@ -103,9 +103,10 @@ describe('GET /sdk/npm/{name}.tgz', () => {
       const res = await get(`/sdk/npm/${file}`);
       expect(res.rawPayload.equals(readFileSync(new URL(file, DIST))), file).toBe(true);
     }
-    // @latchkey/node's own dependency (jose) comes from the registry as usual.
+    // @latchkey/node's own dependencies (jose; for cookie sessions, oauth4webapi and cookie)
+    // come from the registry as usual.
     const node = await manifest((await get('/sdk/npm/latchkey-node.tgz')).rawPayload);
-    expect(Object.keys(node.dependencies ?? {})).toEqual(['jose']);
+    expect(Object.keys(node.dependencies ?? {})).toEqual(['cookie', 'jose', 'oauth4webapi']);
   });
 
   it('sends the same bytes for the same build and URL, and other bytes for another URL', async () => {

@@ -39,7 +39,7 @@ export interface LatchkeySessionConfig {
   now?: (() => number) | undefined;
   /**
    * Called with what went wrong when the provider could not be reached or answered
-   * unexpectedly (never with a token). Default `console.error`.
+   * unexpectedly. Default: one line on `console.error` (name, code, message; no token).
    */
   onError?: ((error: unknown) => void) | undefined;
 }
@@ -77,7 +77,7 @@ const ENV_NAMES = {
 
 const HOW_TO = {
   issuer:
-    'Set LATCHKEY_ISSUER to your tenant\'s issuer, {auth_url}/t/{tenant_id} (`latchkey tenant show` prints the id).',
+    "Set LATCHKEY_ISSUER to your tenant's issuer, {auth_url}/t/{tenant_id} (`latchkey tenant show` prints the id).",
   clientId:
     'Set LATCHKEY_CLIENT_ID to the id of a `web` app: `latchkey app create --tenant ID --name N --type web --redirect-uri {APP_BASE_URL}/api/latchkey/callback`.',
   clientSecret:
@@ -88,7 +88,9 @@ const HOW_TO = {
 } as const;
 
 function processEnv(): Record<string, string | undefined> {
-  return (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env ?? {};
+  return (
+    (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env ?? {}
+  );
 }
 
 /** The five variables of docs/design.md §15 (and `LATCHKEY_AUDIENCE`), checked. */
@@ -129,7 +131,10 @@ export function resolveSessionConfig(config: LatchkeySessionConfig): ResolvedSes
   }
   const issuer = httpUrl('issuer', config.issuer, HOW_TO.issuer);
   if (issuer.search || issuer.hash || issuer.href.endsWith('/')) {
-    throw invalid('The issuer must not end with a slash nor carry a query or fragment.', HOW_TO.issuer);
+    throw invalid(
+      'The issuer must not end with a slash nor carry a query or fragment.',
+      HOW_TO.issuer,
+    );
   }
   const app = httpUrl('appBaseUrl', config.appBaseUrl, HOW_TO.appBaseUrl);
   if (config.cookieSecret.length < MIN_COOKIE_SECRET_LENGTH) {
@@ -140,7 +145,10 @@ export function resolveSessionConfig(config: LatchkeySessionConfig): ResolvedSes
   }
   const basePath = (config.basePath ?? '/api/latchkey').replace(/\/+$/, '');
   if (!/^\/[A-Za-z0-9/_.~-]*$/.test(basePath) || basePath.includes('//')) {
-    throw invalid('basePath must be a path such as /api/latchkey.', 'Pass a path beginning with /.');
+    throw invalid(
+      'basePath must be a path such as /api/latchkey.',
+      'Pass a path beginning with /.',
+    );
   }
   const cookieName = config.cookieName ?? 'latchkey_session';
   if (!/^[A-Za-z0-9_-]{1,64}$/.test(cookieName)) {
@@ -149,7 +157,10 @@ export function resolveSessionConfig(config: LatchkeySessionConfig): ResolvedSes
   const number = (name: string, value: number | undefined, fallback: number) => {
     const n = value ?? fallback;
     if (!Number.isFinite(n) || n < 0) {
-      throw invalid(`${name} must be a finite number of seconds, 0 or more.`, `Leave it out for ${fallback}.`);
+      throw invalid(
+        `${name} must be a finite number of seconds, 0 or more.`,
+        `Leave it out for ${fallback}.`,
+      );
     }
     return n;
   };
@@ -164,7 +175,8 @@ export function resolveSessionConfig(config: LatchkeySessionConfig): ResolvedSes
     clientSecret: config.clientSecret,
     cookieSecret: config.cookieSecret,
     appOrigin: app.origin,
-    appBaseUrl: app.href,
+    // As given: it is matched exactly against the app's registered post-logout redirect URIs.
+    appBaseUrl: config.appBaseUrl,
     secure: app.protocol === 'https:',
     basePath,
     cookieName,
@@ -175,20 +187,46 @@ export function resolveSessionConfig(config: LatchkeySessionConfig): ResolvedSes
     clockToleranceSeconds: number('clockToleranceSeconds', config.clockToleranceSeconds, 5),
     fetch: config.fetch ?? ((input, init) => fetch(input, init)),
     now: config.now ?? Date.now,
-    onError: config.onError ?? ((error: unknown) => console.error(error)),
+    onError: config.onError ?? logError,
   });
 }
 
 function httpUrl(name: string, value: string, action: string): URL {
-  const url = URL.parse(value);
+  const url = parseUrl(value);
   if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:') || url.username) {
     throw invalid(`${name} is not an http(s) URL.`, action);
   }
   // Codes, tokens and the client secret would travel in clear text (RFC 9700 section 2.6).
   if (url.protocol === 'http:' && !isLoopbackHost(url.hostname)) {
-    throw invalid(`${name} uses http:// for ${url.hostname}, which is not this machine.`, `Use https://${url.host}, or http:// only for localhost.`);
+    throw invalid(
+      `${name} uses http:// for ${url.hostname}, which is not this machine.`,
+      `Use https://${url.host}, or http:// only for localhost.`,
+    );
   }
   return url;
+}
+
+/** `URL.parse`, which older edge runtimes lack. */
+export function parseUrl(value: string, base?: string): URL | null {
+  try {
+    return new URL(value, base);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * What `onError` logs by default: the error's name, code and message, never its `cause`
+ * (which may hold an ID token's claims) and never a token.
+ */
+function logError(error: unknown): void {
+  if (!(error instanceof Error)) {
+    console.error('[latchkey] session error');
+    return;
+  }
+  const { code, error: oauthError } = error as { code?: unknown; error?: unknown };
+  const codes = [code, oauthError].filter((c) => typeof c === 'string').join(' ');
+  console.error(`[latchkey] ${error.name}${codes ? ` (${codes})` : ''}: ${error.message}`);
 }
 
 function invalid(reason: string, action: string): LatchkeyError {

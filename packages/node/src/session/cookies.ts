@@ -1,4 +1,4 @@
-import { parseCookie, type SetCookie, stringifySetCookie } from 'cookie';
+import { parseCookie, type SetCookie, stringifyCookie, stringifySetCookie } from 'cookie';
 
 /**
  * Browsers keep at least 4,096 bytes per cookie, name and attributes included (RFC 6265
@@ -59,7 +59,8 @@ export function readChunked(cookies: Record<string, string>, name: string): stri
   const whole = cookies[name];
   if (whole !== undefined) return whole;
   const parts: string[] = [];
-  for (let i = 0; cookies[`${name}.${i}`] !== undefined; i++) parts.push(cookies[`${name}.${i}`] ?? '');
+  for (let i = 0; cookies[`${name}.${i}`] !== undefined; i++)
+    parts.push(cookies[`${name}.${i}`] ?? '');
   return parts.length > 0 ? parts.join('') : undefined;
 }
 
@@ -81,7 +82,9 @@ export function writeChunked(
   } else {
     for (let i = 0; i * CHUNK_SIZE < value.length; i++) {
       written.push(`${name}.${i}`);
-      out.push(setCookie(`${name}.${i}`, value.slice(i * CHUNK_SIZE, (i + 1) * CHUNK_SIZE), options));
+      out.push(
+        setCookie(`${name}.${i}`, value.slice(i * CHUNK_SIZE, (i + 1) * CHUNK_SIZE), options),
+      );
     }
   }
   for (const stale of existingParts(cookies, name)) {
@@ -91,7 +94,24 @@ export function writeChunked(
 }
 
 /** The Set-Cookie values that clear `name` and all its chunks the browser holds. */
-export function clearChunked(cookies: Record<string, string>, name: string, secure: boolean): string[] {
+export function clearChunked(
+  cookies: Record<string, string>,
+  name: string,
+  secure: boolean,
+): string[] {
   const parts = existingParts(cookies, name);
   return (parts.length > 0 ? parts : [name]).map((part) => clearCookie(part, secure));
+}
+
+/** The `Cookie` header of `cookies` with `name` (and its chunks) replaced by `value`, or removed. */
+export function cookieHeaderWith(
+  cookies: Record<string, string>,
+  name: string,
+  value: string | null,
+): string {
+  const kept: Record<string, string> = {};
+  const parts = new Set(existingParts(cookies, name));
+  for (const [key, v] of Object.entries(cookies)) if (!parts.has(key)) kept[key] = v;
+  if (value !== null) kept[name] = value;
+  return stringifyCookie(kept);
 }

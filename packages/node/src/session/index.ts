@@ -2,6 +2,8 @@
  * `@latchkey/node/session`: the cookie session of docs/design.md §15, Web-standard only
  * (Request, Response, fetch, Web Crypto), so it runs in Node and in edge runtimes.
  */
+
+export { LatchkeyError } from '../errors.js';
 export type { LatchkeySessionConfig, ResolvedSessionConfig } from './config.js';
 export { sessionConfigFromEnv } from './config.js';
 export type { CookieSource } from './cookies.js';
@@ -11,4 +13,3 @@ export {
   type Session,
   type SessionResult,
 } from './session.js';
-export { LatchkeyError } from '../errors.js';

@@ -61,7 +61,8 @@ export class ProviderClient {
       } catch (cause) {
         throw new LatchkeyError('api_unreachable', {
           reason: `The OpenID Provider's discovery document at ${issuer.href}/.well-known/openid-configuration could not be read.`,
-          action: 'Check LATCHKEY_ISSUER ({auth_url}/t/{tenant_id}) and that Latchkey is reachable.',
+          action:
+            'Check LATCHKEY_ISSUER ({auth_url}/t/{tenant_id}) and that Latchkey is reachable.',
           cause,
         });
       }

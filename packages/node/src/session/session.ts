@@ -2,6 +2,7 @@ import { decodeJwt, errors, type JWTPayload, type JWTVerifyGetKey, jwtVerify } f
 import { cachedJwks } from '../jwks.js';
 import {
   type LatchkeySessionConfig,
+  parseUrl,
   type ResolvedSessionConfig,
   resolveSessionConfig,
 } from './config.js';
@@ -9,6 +10,7 @@ import {
   type CookieSource,
   clearChunked,
   clearCookie,
+  cookieHeaderWith,
   readChunked,
   readCookies,
   setCookie,
@@ -46,6 +48,12 @@ export interface SessionResult {
   session: Session | null;
   /** Set-Cookie values to send with the response (a refreshed or a cleared session). */
   setCookie: string[];
+  /**
+   * When the session cookie changed: the request's `Cookie` header as it would be with the
+   * new cookie, for a middleware to pass on to the rest of this request (Next.js server
+   * components then read the refreshed session instead of refreshing again).
+   */
+  cookieHeader?: string | undefined;
 }
 
 export interface LatchkeySession {
@@ -78,9 +86,13 @@ interface Transaction {
 const TRANSACTION_SECONDS = 600;
 /**
  * A refresh's result is kept this long for requests still carrying the refresh token it
- * used (sent before the browser had the new cookie): they share it instead of refreshing again.
+ * used (sent before the browser had the new cookie, or whose response was lost): they share
+ * it instead of presenting a rotated refresh token, which the provider takes as a replay
+ * after its 5 s grace and answers by revoking the grant (docs/design.md §14).
  */
-const RECENT_REFRESH_MS = 10_000;
+const RECENT_REFRESH_MS = 60_000;
+/** At most this many sessions' refreshes are remembered (the oldest are dropped first). */
+const MAX_REMEMBERED = 10_000;
 
 interface Stored {
   kind: 'ok';
@@ -130,7 +142,16 @@ export function createLatchkeySession(input: LatchkeySessionConfig): LatchkeySes
   }
 
   async function store(tokens: TokenSet, previous?: StoredSession): Promise<Stored> {
-    const claims = await verify(tokens.accessToken);
+    let claims: JWTPayload;
+    try {
+      claims = await verify(tokens.accessToken);
+    } catch (error) {
+      // Straight from the token endpoint (TLS, client authentication): when only the keys are
+      // out of reach the tokens are kept, since the refresh token they replace is spent.
+      if (!isKeyProblem(error)) throw error;
+      config.onError(error);
+      claims = decodeJwt(tokens.accessToken);
+    }
     const stored: StoredSession = {
       sid: String(claims.sid),
       at: tokens.accessToken,
@@ -165,10 +186,15 @@ export function createLatchkeySession(input: LatchkeySessionConfig): LatchkeySes
       }
     })();
     const flight = { rt: refreshToken, outcome, at: now };
+    flights.delete(stored.sid);
     flights.set(stored.sid, flight);
-    // The result is shared for a little while after it settles, from when it settled.
-    void outcome.finally(() => {
+    if (flights.size > MAX_REMEMBERED) flights.delete(flights.keys().next().value as string);
+    // The result is shared for a little while after it settles, from when it settled; a
+    // failure (the provider out of reach) is forgotten, so the next request tries again.
+    void outcome.then((result) => {
       flight.at = config.now();
+      if (result.kind === 'failed' && flights.get(stored.sid) === flight)
+        flights.delete(stored.sid);
     });
     return outcome;
   }
@@ -177,37 +203,42 @@ export function createLatchkeySession(input: LatchkeySessionConfig): LatchkeySes
     const cookies = readCookies(source);
     const raw = readChunked(cookies, config.cookieName);
     if (raw === undefined) return { session: null, setCookie: [] };
-    const cleared = () => ({
+    const cleared = (): SessionResult => ({
       session: null,
       setCookie: clearChunked(cookies, config.cookieName, config.secure),
+      cookieHeader: cookieHeaderWith(cookies, config.cookieName, null),
     });
     const stored = await sealer.open<StoredSession>(raw, 'session');
-    if (!stored || typeof stored.at !== 'string' || typeof stored.sid !== 'string') return cleared();
+    if (!stored || typeof stored.at !== 'string' || typeof stored.sid !== 'string')
+      return cleared();
 
     const exp = expiryOf(stored.at);
+    let usable = false;
     if (exp - nowSeconds() > config.refreshBeforeSeconds) {
       try {
         return { session: toSession(stored, await verify(stored.at)), setCookie: [] };
       } catch (error) {
-        if (!(error instanceof errors.JWTExpired)) {
-          if (isKeyProblem(error)) {
-            config.onError(error);
-            return { session: null, setCookie: [] };
-          }
-          return cleared();
+        if (isKeyProblem(error)) {
+          config.onError(error);
+          return { session: null, setCookie: [] };
         }
+        // Signed with a key the tenant has since dropped, say: a refresh gets a token of today's.
       }
+    } else {
+      usable = exp > nowSeconds();
     }
-    if (!stored.rt) return exp > nowSeconds() ? keepOld(stored, cleared) : cleared();
+    if (!stored.rt) return usable ? keepOld(stored, cleared) : cleared();
     const outcome = await refreshOnce(stored);
     if (outcome.kind === 'ended') return cleared();
     if (outcome.kind === 'failed') {
       // The provider could not be reached: the session holds while its token is valid.
-      return exp > nowSeconds() ? keepOld(stored, cleared) : { session: null, setCookie: [] };
+      return usable ? keepOld(stored, cleared) : { session: null, setCookie: [] };
     }
+    const setCookie = writeChunked(cookies, config.cookieName, outcome.sealed, cookieOptions);
     return {
       session: toSession(outcome.stored, outcome.claims),
-      setCookie: writeChunked(cookies, config.cookieName, outcome.sealed, cookieOptions),
+      setCookie,
+      cookieHeader: cookieHeaderWith(cookies, config.cookieName, outcome.sealed),
     };
   }
 
@@ -223,10 +254,10 @@ export function createLatchkeySession(input: LatchkeySessionConfig): LatchkeySes
   }
 
   function safeReturnTo(value: string | null | undefined): string {
-    if (!value || !value.startsWith('/') || value.startsWith('//')) return '/';
+    if (!value?.startsWith('/') || value.startsWith('//')) return '/';
     // Control characters and backslashes: some browsers read `/\evil.example` as `//evil.example`.
-    if (/[\u0000-\u001f\u007f\\]/.test(value)) return '/';
-    const url = URL.parse(value, config.appOrigin);
+    if ([...value].some((c) => c <= ' ' || c === '\x7f' || c === '\\')) return '/';
+    const url = parseUrl(value, config.appOrigin);
     if (!url || url.origin !== config.appOrigin) return '/';
     // Coming back to sign-in (or sign-out) would start another round trip: never a loop.
     if (url.pathname === config.basePath || url.pathname.startsWith(`${config.basePath}/`)) {
@@ -377,9 +408,8 @@ function methodNotAllowed(allow: string): Response {
 }
 
 function problemPage(message: string, retry: string, cookies: string[]): Response {
-  const escape = (text: string) =>
-    text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
-  const body = `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><title>Sign-in failed</title></head><body style="font-family:system-ui,sans-serif;max-width:32rem;margin:4rem auto;padding:0 1rem"><h1>Sign-in failed</h1><p>${escape(message)}</p><p><a href="${escape(retry)}">Try again</a></p></body></html>`;
+  const html = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+  const body = `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><title>Sign-in failed</title></head><body style="font-family:system-ui,sans-serif;max-width:32rem;margin:4rem auto;padding:0 1rem"><h1>Sign-in failed</h1><p>${html(message)}</p><p><a href="${html(retry)}">Try again</a></p></body></html>`;
   const headers = new Headers({
     'content-type': 'text/html; charset=utf-8',
     'cache-control': 'no-store',
