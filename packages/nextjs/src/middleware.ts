@@ -72,7 +72,7 @@ export function latchkeyMiddleware(
     if (pathname === basePath || pathname.startsWith(`${basePath}/`)) {
       return NextResponse.next();
     }
-    const { session, setCookie } = await core.getSession(request);
+    const { session, setCookie, cookieHeader } = await core.getSession(request);
     const redirects = Number(request.cookies.get(REDIRECTS_COOKIE)?.value) || 0;
     if (!session && matches(options.protect, request)) {
       if (!isPageRequest(request)) return withCookies(unauthorized('Sign in first.'), setCookie);
@@ -96,23 +96,10 @@ export function latchkeyMiddleware(
     }
     const headers = new Headers(request.headers);
     headers.set(RETURN_TO_HEADER, pathname + search);
-    if (setCookie.length > 0) headers.set('cookie', forwardedCookies(request, setCookie));
+    // The refreshed (or cleared) cookie for the pages and route handlers of this request.
+    if (cookieHeader !== undefined) headers.set('cookie', cookieHeader);
     const response = withCookies(NextResponse.next({ request: { headers } }), setCookie);
     if (session && redirects > 0) response.cookies.delete(REDIRECTS_COOKIE);
     return response;
   };
-}
-
-/** The request's Cookie header as the browser will send it once it has stored `setCookie`. */
-function forwardedCookies(request: NextRequest, setCookie: string[]): string {
-  const jar = new Map(request.cookies.getAll().map((c) => [c.name, c.value]));
-  for (const line of setCookie) {
-    const pair = line.split(';', 1)[0] ?? '';
-    const at = pair.indexOf('=');
-    const name = pair.slice(0, at).trim();
-    const value = pair.slice(at + 1).trim();
-    if (/;\s*max-age=0/i.test(line) || value === '') jar.delete(name);
-    else jar.set(name, value);
-  }
-  return [...jar].map(([name, value]) => `${name}=${value}`).join('; ');
 }

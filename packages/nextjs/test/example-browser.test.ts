@@ -65,7 +65,7 @@ describe.skipIf(!HAVE_CHROMIUM)('examples/nextjs in Chromium against the server'
       name: 'Next.js example',
       type: 'web',
       redirectUris: [`${origin}/api/latchkey/callback`],
-      postLogoutRedirectUris: [`${origin}/`],
+      postLogoutRedirectUris: [origin],
     });
     user = { email: email('next'), password: PASSWORD };
     const up = await postJson(app, '/v1/auth/sign-up', t.secretKey, user);
