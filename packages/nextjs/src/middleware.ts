@@ -74,7 +74,10 @@ export function latchkeyMiddleware(
     }
     const { session, setCookie, cookieHeader } = await core.getSession(request);
     const redirects = Number(request.cookies.get(REDIRECTS_COOKIE)?.value) || 0;
-    if (!session && matches(options.protect, request)) {
+    // A server action is an endpoint of its own whatever path it is posted to: it checks
+    // `auth()` itself (Next.js's advice), and a redirect from it reaches the browser.
+    const action = request.method === 'POST' && request.headers.has('next-action');
+    if (!session && !action && matches(options.protect, request)) {
       if (!isPageRequest(request)) return withCookies(unauthorized('Sign in first.'), setCookie);
       if (redirects >= MAX_REDIRECTS) {
         return withCookies(

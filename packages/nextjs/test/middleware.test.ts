@@ -67,6 +67,13 @@ describe('latchkeyMiddleware, signed out', () => {
     }
   });
 
+  it('lets a server action through to check auth() itself (actions are endpoints of their own)', async () => {
+    const res = await middleware(
+      new NextRequest(`${APP}/dashboard`, { method: 'POST', headers: { 'next-action': 'abc' } }),
+    );
+    expect(res.headers.get('x-middleware-next')).toBe('1');
+  });
+
   it('without `protect`, protects nothing', async () => {
     const res = await latchkeyMiddleware()(page('/dashboard'));
     expect(res.headers.get('x-middleware-next')).toBe('1');
