@@ -163,6 +163,7 @@ describe.skipIf(!HAVE_CHROMIUM)('examples/nextjs in Chromium against the server'
 
     const [cookie] = await sessionCookies(context);
     expect(cookie).toMatchObject({ httpOnly: true, sameSite: 'Lax', path: '/' });
+    expect(await page.evaluate(() => document.cookie)).not.toContain('latchkey_session');
   });
 
   it('renders the user on the server: the HTML itself names them; /api/me answers from auth()', async () => {
@@ -268,5 +269,8 @@ describe.skipIf(!HAVE_CHROMIUM)('examples/nextjs in Chromium against the server'
     await page.goto(`${origin}/dashboard`);
     await page.waitForURL((url) => url.href.startsWith(`${app.url}/sign-in`));
     await context.close();
+    // Neither server wrote a token (a JWT, a refresh token) to its output.
+    expect(site.output()).not.toMatch(/eyJ[\w-]+\.eyJ/);
+    expect(app.logs.text()).not.toMatch(/eyJ[\w-]+\.eyJ/);
   });
 });
