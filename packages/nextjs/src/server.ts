@@ -40,13 +40,22 @@ const SIGNED_OUT: Auth = {
 };
 
 /** Stores the session's new cookies where Next.js lets us (route handlers, server actions). */
+let warned = false;
+
 async function store(setCookie: readonly string[]): Promise<void> {
   if (setCookie.length === 0) return;
   try {
     const jar = await cookies();
     for (const line of setCookie) jar.set(parseSetCookie(line));
   } catch {
-    // A server component cannot set cookies (Next.js throws).
+    // A server component cannot set cookies (Next.js throws): the browser keeps the old
+    // cookie, whose refresh token the core shares the new tokens with only for a while.
+    if (!warned) {
+      warned = true;
+      console.warn(
+        '@latchkey/nextjs: the session was refreshed while rendering a server component, which cannot set cookies. Let latchkeyMiddleware() match this path (proxy.ts or middleware.ts) so that it refreshes before pages render.',
+      );
+    }
   }
 }
 

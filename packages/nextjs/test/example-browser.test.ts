@@ -272,5 +272,7 @@ describe.skipIf(!HAVE_CHROMIUM)('examples/nextjs in Chromium against the server'
     // Neither server wrote a token (a JWT, a refresh token) to its output.
     expect(site.output()).not.toMatch(/eyJ[\w-]+\.eyJ/);
     expect(app.logs.text()).not.toMatch(/eyJ[\w-]+\.eyJ/);
+    // Every refresh happened in the proxy, before the pages rendered.
+    expect(site.output()).not.toContain('refreshed while rendering a server component');
   });
 });
