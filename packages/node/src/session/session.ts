@@ -72,7 +72,6 @@ interface StoredSession {
   sid: string;
   at: string;
   rt?: string | undefined;
-  it?: string | undefined;
 }
 
 /** What the sign-in transaction cookie holds until the callback. */
@@ -156,7 +155,6 @@ export function createLatchkeySession(input: LatchkeySessionConfig): LatchkeySes
       sid: String(claims.sid),
       at: tokens.accessToken,
       rt: tokens.refreshToken ?? previous?.rt,
-      it: tokens.idToken ?? previous?.it,
     };
     return {
       kind: 'ok',
@@ -353,7 +351,7 @@ export function createLatchkeySession(input: LatchkeySessionConfig): LatchkeySes
     }
     let end: URL | null = null;
     try {
-      end = await provider.endSessionUrl(stored.it);
+      end = await provider.endSessionUrl();
     } catch (error) {
       config.onError(error);
     }
