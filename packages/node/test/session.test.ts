@@ -79,7 +79,7 @@ describe.each(DIALECTS)('cookie session core on %s', (dialect) => {
     });
     const [tx] = start.headers.getSetCookie();
     expect(tx).toMatch(
-      /^latchkey_session_tx_[\w-]+=[\w.-]+; Max-Age=600; Path=\/; HttpOnly; SameSite=Lax$/,
+      /^latchkey_session_tx_[\w-]+=[\w.-]+; Max-Age=600; Path=\/api\/latchkey\/callback; HttpOnly; SameSite=Lax$/,
     );
     expect(callback.searchParams.get('iss')).toBe(provider.issuer);
 
