@@ -1,5 +1,6 @@
 import { cookies, headers } from 'next/headers';
 import { redirect, unauthorized } from 'next/navigation';
+import { connection } from 'next/server';
 import { cache } from 'react';
 import { latchkey, RETURN_TO_HEADER } from './core.js';
 
@@ -102,6 +103,9 @@ function parseSetCookie(line: string): CookieInit {
 export const auth = cache(async (): Promise<Auth> => {
   // headers() first: it makes the page dynamic, so `next build` never needs the variables.
   const incoming = await headers();
+  // And wait for a real request: with Cache Components (on in new Next.js 16 apps), a
+  // prerender may read headers, but the session's clock and its key fetch are the request's.
+  await connection();
   const core = latchkey();
   const request = new Request(core.config.appBaseUrl, {
     headers: { cookie: incoming.get('cookie') ?? '' },
