@@ -56,7 +56,7 @@ export const bundle = {
  * The workspace packages the server hands out as npm tarballs, `packages/{name}` each, built
  * before the server (the root package.json lists them first). A new one is one more name.
  */
-export const npmPackages = ['js', 'react', 'node'];
+export const npmPackages = ['js', 'react', 'node', 'nextjs'];
 
 /** Where `@scope/name` is served: npm pack's file name without the version. */
 export const tarballName = (packageName) =>

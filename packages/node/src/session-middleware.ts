@@ -21,6 +21,9 @@ type NodeHeaders = Record<string, string | string[] | undefined>;
  * The parts of an Express (or Node) request the session reads. It sets `auth` (a `Session`
  * or null), left out here so that your own typing of `req.auth` is never contradicted.
  */
+
+/** Answers that set a session cookie: the browser's own, never a shared cache's. */
+const PRIVATE = 'private, no-store';
 export interface SessionExpressRequest {
   method?: string | undefined;
   url?: string | undefined;
@@ -184,6 +187,8 @@ export function latchkeySession(
           const { session, setCookie } = await core.getSession(request);
           setAuth(req, session);
           appendCookies(res, setCookie);
+          // An answer that sets a session cookie is this browser's alone: no shared cache keeps it.
+          if (setCookie.length > 0) res.setHeader('cache-control', PRIVATE);
           next();
         })().catch(next);
       };
@@ -196,7 +201,10 @@ export function latchkeySession(
         if (handled) return writeFastify(reply, handled);
         const { session, setCookie } = await core.getSession(web);
         setAuth(request, session);
-        if (setCookie.length > 0) reply.header('set-cookie', setCookie);
+        if (setCookie.length > 0) {
+          reply.header('set-cookie', setCookie);
+          reply.header('cache-control', PRIVATE);
+        }
         return undefined;
       };
     },
@@ -209,6 +217,7 @@ export function latchkeySession(
         c.set('auth', session);
         await next();
         for (const cookie of setCookie) c.header('set-cookie', cookie, { append: true });
+        if (setCookie.length > 0) c.header('cache-control', PRIVATE);
         return undefined;
       };
     },

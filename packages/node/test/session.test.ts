@@ -79,7 +79,7 @@ describe.each(DIALECTS)('cookie session core on %s', (dialect) => {
     });
     const [tx] = start.headers.getSetCookie();
     expect(tx).toMatch(
-      /^latchkey_session_tx_[\w-]+=[\w.-]+; Max-Age=600; Path=\/; HttpOnly; SameSite=Lax$/,
+      /^latchkey_session_tx_[\w-]+=[\w.-]+; Max-Age=600; Path=\/api\/latchkey\/callback; HttpOnly; SameSite=Lax$/,
     );
     expect(callback.searchParams.get('iss')).toBe(provider.issuer);
 
@@ -195,7 +195,8 @@ describe.each(DIALECTS)('cookie session core on %s', (dialect) => {
     expect(end.origin + end.pathname).toBe(`${provider.issuer}/oauth/end-session`);
     expect(end.searchParams.get('post_logout_redirect_uri')).toBe(APP);
     expect(end.searchParams.get('client_id')).toBe(client.id);
-    expect(decodeJwt(end.searchParams.get('id_token_hint') ?? '').aud).toBe(client.id);
+    // No token in the URL: the app is named by client_id alone.
+    expect([...end.searchParams.keys()].sort()).toEqual(['client_id', 'post_logout_redirect_uri']);
     jar.apply(out.headers.getSetCookie());
     expect(jar.names()).toEqual([]);
     expect(await provider.introspect(s?.accessToken ?? '')).toEqual({ active: false });

@@ -57,12 +57,18 @@ describe('GET /sdk/npm/{name}.tgz', () => {
   const get = (path: string, headers: Record<string, string> = {}, on = app) =>
     on.app.inject({ method: 'GET', url: path, headers });
 
-  it('serves js, react and node, each an npm tarball of its package at the server version', async () => {
-    expect(builtTarballs()).toEqual(['latchkey-js.tgz', 'latchkey-node.tgz', 'latchkey-react.tgz']);
+  it('serves js, react, node and nextjs, each an npm tarball of its package at the server version', async () => {
+    expect(builtTarballs()).toEqual([
+      'latchkey-js.tgz',
+      'latchkey-nextjs.tgz',
+      'latchkey-node.tgz',
+      'latchkey-react.tgz',
+    ]);
     for (const [file, name] of [
       ['latchkey-js.tgz', '@latchkey/js'],
       ['latchkey-react.tgz', '@latchkey/react'],
       ['latchkey-node.tgz', '@latchkey/node'],
+      ['latchkey-nextjs.tgz', '@latchkey/nextjs'],
     ] as const) {
       const res = await get(`/sdk/npm/${file}`);
       expect(res.statusCode, file).toBe(200);
@@ -107,6 +113,11 @@ describe('GET /sdk/npm/{name}.tgz', () => {
     // come from the registry as usual.
     const node = await manifest((await get('/sdk/npm/latchkey-node.tgz')).rawPayload);
     expect(Object.keys(node.dependencies ?? {})).toEqual(['cookie', 'jose', 'oauth4webapi']);
+    // @latchkey/nextjs gets this server's @latchkey/node, as @latchkey/react its @latchkey/js.
+    const nextjs = await manifest((await get('/sdk/npm/latchkey-nextjs.tgz')).rawPayload);
+    expect(nextjs.dependencies).toEqual({
+      '@latchkey/node': `${app.url}/sdk/npm/latchkey-node.tgz`,
+    });
   });
 
   it('sends the same bytes for the same build and URL, and other bytes for another URL', async () => {

@@ -1,4 +1,4 @@
-import { parseCookie, type SetCookie, stringifyCookie, stringifySetCookie } from 'cookie';
+import { parseCookie, type SetCookie, stringifySetCookie } from 'cookie';
 
 /**
  * Browsers keep at least 4,096 bytes per cookie, name and attributes included (RFC 6265
@@ -10,12 +10,7 @@ export const CHUNK_SIZE = 3_800;
 export type CookieSource = Request | Headers | { cookie?: string | null | undefined };
 
 export function readCookies(source: CookieSource): Record<string, string> {
-  const header =
-    source instanceof Request
-      ? source.headers.get('cookie')
-      : source instanceof Headers
-        ? source.get('cookie')
-        : source.cookie;
+  const header = cookieHeaderOf(source);
   if (!header) return {};
   const parsed = parseCookie(header);
   const out: Record<string, string> = {};
@@ -26,21 +21,28 @@ export function readCookies(source: CookieSource): Record<string, string> {
 export interface CookieAttributes {
   secure: boolean;
   maxAge: number;
+  /** `/` unless given. */
+  path?: string;
 }
 
-function attributes(secure: boolean): Omit<SetCookie, 'name' | 'value'> {
-  return { httpOnly: true, sameSite: 'lax', secure, path: '/' };
+function attributes(secure: boolean, path = '/'): Omit<SetCookie, 'name' | 'value'> {
+  return { httpOnly: true, sameSite: 'lax', secure, path };
 }
 
 export function setCookie(name: string, value: string, options: CookieAttributes): string {
-  return stringifySetCookie({ name, value, ...attributes(options.secure), maxAge: options.maxAge });
+  return stringifySetCookie({
+    name,
+    value,
+    ...attributes(options.secure, options.path),
+    maxAge: options.maxAge,
+  });
 }
 
-export function clearCookie(name: string, secure: boolean): string {
+export function clearCookie(name: string, secure: boolean, path = '/'): string {
   return stringifySetCookie({
     name,
     value: '',
-    ...attributes(secure),
+    ...attributes(secure, path),
     maxAge: 0,
     expires: new Date(0),
   });
@@ -103,15 +105,35 @@ export function clearChunked(
   return (parts.length > 0 ? parts : [name]).map((part) => clearCookie(part, secure));
 }
 
-/** The `Cookie` header of `cookies` with `name` (and its chunks) replaced by `value`, or removed. */
+/**
+ * The request's `Cookie` header with `name` (and its chunks) replaced by `value`, or
+ * removed. The other cookies are passed on as the browser sent them, byte for byte (a name
+ * the cookie library would not write must not break the request).
+ */
 export function cookieHeaderWith(
-  cookies: Record<string, string>,
+  header: string | null | undefined,
   name: string,
   value: string | null,
 ): string {
-  const kept: Record<string, string> = {};
-  const parts = new Set(existingParts(cookies, name));
-  for (const [key, v] of Object.entries(cookies)) if (!parts.has(key)) kept[key] = v;
-  if (value !== null) kept[name] = value;
-  return stringifyCookie(kept);
+  const kept = (header ?? '')
+    .split(';')
+    .map((pair) => pair.trim())
+    .filter((pair) => {
+      if (!pair) return false;
+      const key = pair.slice(0, pair.indexOf('=') === -1 ? pair.length : pair.indexOf('=')).trim();
+      return (
+        key !== name && !(key.startsWith(`${name}.`) && /^\d+$/.test(key.slice(name.length + 1)))
+      );
+    });
+  if (value !== null) kept.push(`${name}=${value}`);
+  return kept.join('; ');
+}
+
+/** The `Cookie` header of a request. */
+export function cookieHeaderOf(source: CookieSource): string | null | undefined {
+  return source instanceof Request
+    ? source.headers.get('cookie')
+    : source instanceof Headers
+      ? source.get('cookie')
+      : source.cookie;
 }

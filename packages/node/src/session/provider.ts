@@ -143,14 +143,17 @@ export class ProviderClient {
     await oauth.processRevocationResponse(response);
   }
 
-  /** RP-initiated logout (OpenID Connect RP-Initiated Logout 1.0 section 2), or null. */
-  async endSessionUrl(idToken: string | undefined): Promise<URL | null> {
+  /**
+   * RP-initiated logout (OpenID Connect RP-Initiated Logout 1.0 section 2), or null. The app
+   * is named by `client_id`, not `id_token_hint`: no token goes into a URL (the provider's
+   * page asks the user either way).
+   */
+  async endSessionUrl(): Promise<URL | null> {
     const as = await this.metadata();
     if (!as.end_session_endpoint) return null;
     const url = new URL(as.end_session_endpoint);
     url.searchParams.set('client_id', this.config.clientId);
     url.searchParams.set('post_logout_redirect_uri', this.config.appBaseUrl);
-    if (idToken) url.searchParams.set('id_token_hint', idToken);
     return url;
   }
 

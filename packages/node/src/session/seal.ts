@@ -14,6 +14,8 @@ export class Sealer {
   constructor(
     private readonly secret: string,
     private readonly now: () => number,
+    /** What the keys are bound to: the issuer, the app and the cookie (one secret, many apps). */
+    private readonly context = '',
   ) {}
 
   async seal(payload: JWTPayload, purpose: SealPurpose, expiresInSeconds: number): Promise<string> {
@@ -42,14 +44,18 @@ export class Sealer {
   #key(purpose: SealPurpose): Promise<Uint8Array> {
     let key = this.#keys.get(purpose);
     if (!key) {
-      key = deriveKey(this.secret, purpose);
+      key = deriveKey(this.secret, purpose, this.context);
       this.#keys.set(purpose, key);
     }
     return key;
   }
 }
 
-async function deriveKey(secret: string, purpose: SealPurpose): Promise<Uint8Array> {
+async function deriveKey(
+  secret: string,
+  purpose: SealPurpose,
+  context: string,
+): Promise<Uint8Array> {
   const encoder = new TextEncoder();
   const material = await crypto.subtle.importKey('raw', encoder.encode(secret), 'HKDF', false, [
     'deriveBits',
@@ -59,7 +65,7 @@ async function deriveKey(secret: string, purpose: SealPurpose): Promise<Uint8Arr
       name: 'HKDF',
       hash: 'SHA-256',
       salt: encoder.encode('latchkey-cookie-session'),
-      info: encoder.encode(`latchkey ${purpose} cookie A256GCM`),
+      info: encoder.encode(`latchkey ${purpose} cookie A256GCM ${context}`),
     },
     material,
     256,

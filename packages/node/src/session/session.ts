@@ -10,6 +10,7 @@ import {
   type CookieSource,
   clearChunked,
   clearCookie,
+  cookieHeaderOf,
   cookieHeaderWith,
   readChunked,
   readCookies,
@@ -72,7 +73,6 @@ interface StoredSession {
   sid: string;
   at: string;
   rt?: string | undefined;
-  it?: string | undefined;
 }
 
 /** What the sign-in transaction cookie holds until the callback. */
@@ -84,6 +84,8 @@ interface Transaction {
 }
 
 const TRANSACTION_SECONDS = 600;
+/** The longest `returnTo` kept; a longer one comes back to `/`. */
+const RETURN_TO_MAX = 1_024;
 /**
  * A refresh's result is kept this long for requests still carrying the refresh token it
  * used (sent before the browser had the new cookie, or whose response was lost): they share
@@ -106,10 +108,18 @@ type RefreshOutcome = Stored | { kind: 'ended' } | { kind: 'failed' };
 export function createLatchkeySession(input: LatchkeySessionConfig): LatchkeySession {
   const config = resolveSessionConfig(input);
   const provider = new ProviderClient(config);
-  const sealer = new Sealer(config.cookieSecret, config.now);
+  // Keys bound to this issuer, app and cookie: apps that share a cookie secret cannot open
+  // each other's cookies.
+  const sealer = new Sealer(
+    config.cookieSecret,
+    config.now,
+    `${config.issuer.href} ${config.clientId} ${config.cookieName}`,
+  );
   const redirectUri = `${config.appOrigin}${config.basePath}/callback`;
   const cookieOptions = { secure: config.secure, maxAge: config.maxAgeSeconds };
   const txPrefix = `${config.cookieName}_tx_`;
+  // Sent only to the callback: sign-ins left unfinished never weigh on the app's requests.
+  const callbackPath = `${config.basePath}/callback`;
   const flights = new Map<string, { rt: string; outcome: Promise<RefreshOutcome>; at: number }>();
   let jwks: JWTVerifyGetKey | undefined;
 
@@ -126,6 +136,9 @@ export function createLatchkeySession(input: LatchkeySessionConfig): LatchkeySes
       clockTolerance: config.clockToleranceSeconds,
       currentDate: new Date(config.now()),
     });
+    // Another app's session (two apps of a tenant under one cookie secret) is not this one's.
+    if (payload.client_id !== config.clientId)
+      throw new errors.JWTClaimValidationFailed('client_id', payload, 'client_id');
     return payload;
   }
 
@@ -156,7 +169,6 @@ export function createLatchkeySession(input: LatchkeySessionConfig): LatchkeySes
       sid: String(claims.sid),
       at: tokens.accessToken,
       rt: tokens.refreshToken ?? previous?.rt,
-      it: tokens.idToken ?? previous?.it,
     };
     return {
       kind: 'ok',
@@ -206,7 +218,7 @@ export function createLatchkeySession(input: LatchkeySessionConfig): LatchkeySes
     const cleared = (): SessionResult => ({
       session: null,
       setCookie: clearChunked(cookies, config.cookieName, config.secure),
-      cookieHeader: cookieHeaderWith(cookies, config.cookieName, null),
+      cookieHeader: cookieHeaderWith(cookieHeaderOf(source), config.cookieName, null),
     });
     const stored = await sealer.open<StoredSession>(raw, 'session');
     if (!stored || typeof stored.at !== 'string' || typeof stored.sid !== 'string')
@@ -219,8 +231,12 @@ export function createLatchkeySession(input: LatchkeySessionConfig): LatchkeySes
         return { session: toSession(stored, await verify(stored.at)), setCookie: [] };
       } catch (error) {
         if (isKeyProblem(error)) {
+          // The keys are out of reach: the token in our own sealed cookie stands while it is
+          // unexpired (it was checked, or came from the token endpoint, when it was sealed).
+          // Answering "signed out" instead would send the browser round to sign in, come back
+          // signed in, and round again (docs/design.md §15: never a loop).
           config.onError(error);
-          return { session: null, setCookie: [] };
+          return { session: toSession(stored, decodeJwt(stored.at)), setCookie: [] };
         }
         // Signed with a key the tenant has since dropped, say: a refresh gets a token of today's.
       }
@@ -238,7 +254,7 @@ export function createLatchkeySession(input: LatchkeySessionConfig): LatchkeySes
     return {
       session: toSession(outcome.stored, outcome.claims),
       setCookie,
-      cookieHeader: cookieHeaderWith(cookies, config.cookieName, outcome.sealed),
+      cookieHeader: cookieHeaderWith(cookieHeaderOf(source), config.cookieName, outcome.sealed),
     };
   }
 
@@ -248,17 +264,22 @@ export function createLatchkeySession(input: LatchkeySessionConfig): LatchkeySes
   ): Promise<SessionResult> {
     try {
       return { session: toSession(stored, await verify(stored.at)), setCookie: [] };
-    } catch {
+    } catch (error) {
+      // As above: our sealed, unexpired token stands while the keys are out of reach.
+      if (isKeyProblem(error))
+        return { session: toSession(stored, decodeJwt(stored.at)), setCookie: [] };
       return cleared();
     }
   }
 
   function safeReturnTo(value: string | null | undefined): string {
     if (!value?.startsWith('/') || value.startsWith('//')) return '/';
+    // It travels in a cookie: a long one would not fit (or fill the browser's cookies).
+    if (value.length > RETURN_TO_MAX) return '/';
     // Control characters and backslashes: some browsers read `/\evil.example` as `//evil.example`.
     if ([...value].some((c) => c <= ' ' || c === '\x7f' || c === '\\')) return '/';
     const url = parseUrl(value, config.appOrigin);
-    if (!url || url.origin !== config.appOrigin) return '/';
+    if (!url || url.origin !== config.appOrigin || url.pathname.startsWith('//')) return '/';
     // Coming back to sign-in (or sign-out) would start another round trip: never a loop.
     if (url.pathname === config.basePath || url.pathname.startsWith(`${config.basePath}/`)) {
       return '/';
@@ -280,18 +301,31 @@ export function createLatchkeySession(input: LatchkeySessionConfig): LatchkeySes
       verifier: randomCodeVerifier(),
       returnTo,
     };
-    const location = await provider.authorizationUrl({
-      redirectUri,
-      codeVerifier: transaction.verifier,
-      state: transaction.state,
-      nonce: transaction.nonce,
-    });
+    let location: URL;
+    try {
+      location = await provider.authorizationUrl({
+        redirectUri,
+        codeVerifier: transaction.verifier,
+        state: transaction.state,
+        nonce: transaction.nonce,
+      });
+    } catch (error) {
+      // Latchkey out of reach: a page that says so, not the framework's 500.
+      config.onError(error);
+      return problemPage(
+        'The sign-in service cannot be reached; try again in a moment.',
+        signInUrl(returnTo),
+        [],
+        503,
+      );
+    }
     // One cookie per sign-in (named by its state): two tabs signing in at once both finish.
     const sealed = await sealer.seal({ ...transaction }, 'transaction', TRANSACTION_SECONDS);
     return redirect(location.href, [
       setCookie(`${txPrefix}${transaction.state}`, sealed, {
         secure: config.secure,
         maxAge: TRANSACTION_SECONDS,
+        path: callbackPath,
       }),
     ]);
   }
@@ -310,7 +344,7 @@ export function createLatchkeySession(input: LatchkeySessionConfig): LatchkeySes
         [],
       );
     }
-    const clearTx = [clearCookie(txName, config.secure)];
+    const clearTx = [clearCookie(txName, config.secure, callbackPath)];
     let outcome: Stored;
     try {
       const tokens = await provider.exchange(url, {
@@ -353,7 +387,7 @@ export function createLatchkeySession(input: LatchkeySessionConfig): LatchkeySes
     }
     let end: URL | null = null;
     try {
-      end = await provider.endSessionUrl(stored.it);
+      end = await provider.endSessionUrl();
     } catch (error) {
       config.onError(error);
     }
@@ -407,7 +441,7 @@ function methodNotAllowed(allow: string): Response {
   return new Response(null, { status: 405, headers: { allow, 'cache-control': 'no-store' } });
 }
 
-function problemPage(message: string, retry: string, cookies: string[]): Response {
+function problemPage(message: string, retry: string, cookies: string[], status = 400): Response {
   const html = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
   const body = `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><title>Sign-in failed</title></head><body style="font-family:system-ui,sans-serif;max-width:32rem;margin:4rem auto;padding:0 1rem"><h1>Sign-in failed</h1><p>${html(message)}</p><p><a href="${html(retry)}">Try again</a></p></body></html>`;
   const headers = new Headers({
@@ -416,5 +450,5 @@ function problemPage(message: string, retry: string, cookies: string[]): Respons
     'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'",
   });
   for (const cookie of cookies) headers.append('set-cookie', cookie);
-  return new Response(body, { status: 400, headers });
+  return new Response(body, { status, headers });
 }

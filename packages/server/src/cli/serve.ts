@@ -37,6 +37,9 @@ function printExample(output: Output, publishableKey: string | null | undefined)
   output.out('');
   output.out(`Script-tag example (run: npm run example:script):`);
   output.out(`  ${EXAMPLE_URL}/?pk=${publishableKey}`);
+  output.out(
+    'Next.js example: npm run example:next on http://localhost:3000 (examples/nextjs/README.md)',
+  );
 }
 
 /** First run of `npm start`: a development tenant to try things with. */

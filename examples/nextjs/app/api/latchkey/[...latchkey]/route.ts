@@ -1,0 +1,4 @@
+// Sign-in, callback (the redirect URI registered with Latchkey) and sign-out.
+import { handlers } from '@latchkey/nextjs';
+
+export const { GET, POST } = handlers;
