@@ -71,11 +71,16 @@ export async function importCommand(
   const tenant = await getTenant(database.db, tenantId);
   const input = createReadStream(file);
   const progress = progressLine(output, size, () => input.bytesRead);
-  const summary = await importUsers({ db: database.db }, tenant, parser(input, options), {
-    dryRun: values['dry-run'] === true,
-    update: values.update === true,
-    onProgress: progress,
-  });
+  const summary = await importUsers(
+    { db: database.db, dialect: database.dialect },
+    tenant,
+    parser(input, options),
+    {
+      dryRun: values['dry-run'] === true,
+      update: values.update === true,
+      onProgress: progress,
+    },
+  );
   const refused = summary.refused.length;
   if (values.json) {
     json(output, { dryRun: values['dry-run'] === true, ...summary });

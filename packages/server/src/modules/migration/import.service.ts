@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { type ControlledTransaction, type Kysely, sql, type Transaction } from 'kysely';
 import { isImportedHash, storedImportedHash } from '../../crypto/imported-hashes/index.js';
-import type { Schema, UserRow } from '../../storage/index.js';
+import type { DialectName, Schema, UserRow } from '../../storage/index.js';
 import { isProviderId, PROVIDERS } from '../social/index.js';
 import type { Tenant } from '../tenants/index.js';
 import { checkMetadata, checkName, emailKey, isValidEmail } from '../users/index.js';
@@ -9,6 +9,8 @@ import { type ImportedUser, type ImportRow, isRefusal, type RowRefusal } from '.
 
 export interface ImportDeps {
   db: Kysely<Schema>;
+  /** PostgreSQL takes a batch's users as column arrays (unnest), far cheaper to send and parse. */
+  dialect?: DialectName;
 }
 
 export interface ImportProgress {
@@ -85,7 +87,7 @@ export async function importUsers(
       batch = [];
       open ??= { trx: await deps.db.startTransaction().execute(), since: Date.now(), rows: 0 };
       open.rows += taken.length;
-      await writeBatch(open.trx, tenant, taken, pending, options);
+      await writeBatch(open.trx, tenant, taken, pending, options, deps.dialect === 'postgres');
     }
     await settle(false);
     options.onProgress?.({ rows: read, elapsedMs: Date.now() - started });
@@ -286,6 +288,7 @@ async function writeBatch(
   batch: Prepared[],
   summary: ImportSummary,
   options: ImportOptions,
+  arrays: boolean,
 ): Promise<void> {
   const existing = await existingUsers(trx, tenant.id, [
     ...new Set(batch.map((r) => r.user.email_key)),
@@ -335,7 +338,7 @@ async function writeBatch(
   // The common case in one statement per table; a batch that fails (a row taken by
   // someone else meanwhile) is written again row by row, each in its savepoint.
   const bulk =
-    fresh.length > 0 && (await inSavepoint(trx, () => insertRows(trx, tenant.id, fresh)));
+    fresh.length > 0 && (await inSavepoint(trx, () => insertRows(trx, tenant.id, fresh, arrays)));
   for (const row of fresh) {
     const done = bulk === true || (await inSavepoint(trx, () => insertRows(trx, tenant.id, [row])));
     if (done === true) {
@@ -345,11 +348,28 @@ async function writeBatch(
   }
 }
 
-async function insertRows(trx: Transaction<Schema>, tenantId: string, rows: Prepared[]) {
-  await trx
-    .insertInto('users')
-    .values(rows.map((r) => r.user))
-    .execute();
+async function insertRows(
+  trx: Transaction<Schema>,
+  tenantId: string,
+  rows: Prepared[],
+  arrays = false,
+) {
+  if (arrays && rows.length > 1) {
+    const column = <K extends keyof UserRow>(k: K) => rows.map((r) => r.user[k]);
+    await sql`insert into users (id, tenant_id, email, email_key, password_hash, name, metadata,
+      roles, email_verified_at, disabled_at, created_at, updated_at)
+      select * from unnest(${column('id')}::text[], ${column('tenant_id')}::text[],
+        ${column('email')}::text[], ${column('email_key')}::text[],
+        ${column('password_hash')}::text[], ${column('name')}::text[],
+        ${column('metadata')}::text[], ${column('roles')}::text[],
+        ${column('email_verified_at')}::bigint[], ${column('disabled_at')}::bigint[],
+        ${column('created_at')}::bigint[], ${column('updated_at')}::bigint[])`.execute(trx);
+  } else {
+    await trx
+      .insertInto('users')
+      .values(rows.map((r) => r.user))
+      .execute();
+  }
   const identities = rows.flatMap((r) =>
     r.identities.map((i) => identityRow(tenantId, r.user.id, i, r.user.created_at)),
   );
