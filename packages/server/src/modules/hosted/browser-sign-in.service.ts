@@ -20,6 +20,7 @@ import {
   insertNewUser,
   preparePasswordUser,
   type User,
+  upgradePasswordIn,
   verifyCredentials,
 } from '../users/index.js';
 import type { HostedDeps } from './deps.js';
@@ -273,9 +274,10 @@ export async function signInWithPassword(
     if (!(error instanceof LatchkeyError && error.code === 'email_not_verified')) throw error;
     return { unverified: true, resent: await resendVerification(deps, h, input.email, input.ip) };
   }
-  const done = await transact(deps.db, deps.bus, (tx) =>
-    afterFirstFactorIn(deps, tx, h, user, input, ['pwd']),
-  );
+  const done = await transact(deps.db, deps.bus, async (tx) => {
+    await upgradePasswordIn(tx.db, user);
+    return afterFirstFactorIn(deps, tx, h, user, input, ['pwd']);
+  });
   return outcomeOf(deps, h, done);
 }
 

@@ -9,6 +9,7 @@ import {
   type SignInDeps,
   type UpdateUserInput,
   type User,
+  upgradePasswordIn,
   verifyCredentials,
 } from '../users/index.js';
 import { endUserBrowserSessions } from './browser-sessions.js';
@@ -49,6 +50,8 @@ export async function signIn(
 ): Promise<TokenSet & { user: User }> {
   const user = await verifyCredentials(deps, tenant, input);
   const step = await secondStepFor(deps.db, tenant, user.id);
+  // A second step still to come: the password was right all the same (docs/design.md §16).
+  if (step.kind !== 'none') await upgradePasswordIn(deps.db, user);
   if (step.kind === 'verify') {
     const mfaToken = await createChallenge(deps.db, tenant.id, user.id, ['pwd'], 'server');
     throw new LatchkeyError(
@@ -65,14 +68,15 @@ export async function signIn(
       `This tenant requires a second factor and the user has none: enrol one with POST /v1/users/${user.id}/factors and confirm it, then sign in again`,
       { members: { userId: user.id } },
     );
-  const opened = await transact(deps.db, deps.bus, (tx) =>
-    deps.sessions.openIn(tx, tenant, user, {
+  const opened = await transact(deps.db, deps.bus, async (tx) => {
+    await upgradePasswordIn(tx.db, user);
+    return deps.sessions.openIn(tx, tenant, user, {
       channel: 'server',
       amr: ['pwd'],
       ip: input.sessionIp ?? input.ip,
       userAgent: input.userAgent,
-    }),
-  );
+    });
+  });
   return { ...(await deps.sessions.tokens(tenant, opened)), user };
 }
 

@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { SignInFailurePolicy } from '../../config/defaults.js';
+import { isImportedHash, verifyImportedHash } from '../../crypto/imported-hashes/index.js';
 import { LatchkeyError } from '../../errors/index.js';
 import type { Schema } from '../../storage/index.js';
 import { recordAudit } from '../audit/index.js';
@@ -104,7 +105,13 @@ export async function verifyCredentials(
 
   const row = await findUserByEmailKey(deps.db, tenant.id, emailKey(input.email.trim()));
   dummyHash ??= deps.hasher.hash('latchkey timing equaliser');
-  const ok = await deps.hasher.verify(row?.password_hash ?? (await dummyHash), input.password);
+  // docs/design.md §16: a hash brought by `latchkey import` is checked with its own
+  // algorithm; an unknown address still costs the tenant's argon2 check, as before.
+  const imported =
+    row?.password_hash && isImportedHash(row.password_hash) ? row.password_hash : undefined;
+  const ok = imported
+    ? await verifyImportedHash(imported, input.password)
+    : await deps.hasher.verify(row?.password_hash ?? (await dummyHash), input.password);
   if (!row?.password_hash || !ok) {
     // A burst of failures on one account goes to the audit log once, as it starts to slow.
     if (attempts === policy.account.slowAfter) {
@@ -141,7 +148,38 @@ export async function verifyCredentials(
   if (tenant.requireEmailVerification && row.email_verified_at === null) {
     throw new LatchkeyError('email_not_verified', 'Verify the e-mail address before signing in');
   }
-  return toUser(row);
+  const user = toUser(row);
+  // Hashed here, outside any transaction (argon2 holds no lock); written by the sign-in's
+  // own transaction (upgradePasswordIn).
+  if (imported)
+    upgrades.set(user, {
+      tenantId: tenant.id,
+      old: imported,
+      fresh: await deps.hasher.hash(input.password),
+    });
+  return user;
+}
+
+/** Imported hashes that a sign-in proved, and the tenant's argon2id that replaces each. */
+const upgrades = new WeakMap<User, { tenantId: string; old: string; fresh: string }>();
+
+/**
+ * docs/design.md §16: at the first sign-in of an imported user, replaces the imported hash
+ * (which `verifyCredentials` just checked) by the tenant's argon2id, in the sign-in's own
+ * transaction (`db`). Only if it is still the hash that was checked: a password changed
+ * meanwhile stays. Nothing to do for any other user.
+ */
+export async function upgradePasswordIn(db: Kysely<Schema>, user: User): Promise<void> {
+  const upgrade = upgrades.get(user);
+  if (!upgrade) return;
+  upgrades.delete(user);
+  await db
+    .updateTable('users')
+    .set({ password_hash: upgrade.fresh })
+    .where('tenant_id', '=', upgrade.tenantId)
+    .where('id', '=', user.id)
+    .where('password_hash', '=', upgrade.old)
+    .execute();
 }
 
 /**

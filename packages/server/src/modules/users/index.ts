@@ -3,11 +3,12 @@ export {
   allowAddress,
   type SignInDeps,
   type SignInPolicy,
+  upgradePasswordIn,
   verifyCredentials,
 } from './credentials.service.js';
 export { emailKey, isValidEmail } from './email.js';
 export { createPasswordHasher, type PasswordHasher } from './password.js';
-export { checkName } from './profile-rules.js';
+export { checkMetadata, checkName } from './profile-rules.js';
 export {
   checkPassword,
   createUserWithoutPassword,

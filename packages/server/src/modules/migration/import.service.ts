@@ -1,0 +1,436 @@
+import { randomUUID } from 'node:crypto';
+import { type ControlledTransaction, type Kysely, sql, type Transaction } from 'kysely';
+import { isImportedHash, storedImportedHash } from '../../crypto/imported-hashes/index.js';
+import type { DialectName, Schema, UserRow } from '../../storage/index.js';
+import { isProviderId, PROVIDERS } from '../social/index.js';
+import type { Tenant } from '../tenants/index.js';
+import { checkMetadata, checkName, emailKey, isValidEmail } from '../users/index.js';
+import { type ImportedUser, type ImportRow, isRefusal, type RowRefusal } from './types.js';
+
+export interface ImportDeps {
+  db: Kysely<Schema>;
+  /** PostgreSQL takes a batch's users as column arrays (unnest), far cheaper to send and parse. */
+  dialect?: DialectName;
+}
+
+export interface ImportProgress {
+  /** Rows read so far (users and refused rows). */
+  rows: number;
+  elapsedMs: number;
+}
+
+export interface ImportOptions {
+  /** Check and count every row, write nothing. */
+  dryRun?: boolean;
+  /** Overwrite users that exist with the same e-mail (else they are refused). */
+  update?: boolean;
+  /** Called after each batch. */
+  onProgress?: (progress: ImportProgress) => void;
+  /** Rows per transaction (default 500: more holds more garbage at once for little gain). */
+  batchSize?: number;
+}
+
+export interface ImportSummary {
+  imported: number;
+  updated: number;
+  unchanged: number;
+  refused: RowRefusal[];
+  /** Imported without a password (unknown or malformed hash): they reset it. */
+  passwordless: RowRefusal[];
+}
+
+/** A row checked and turned into what is written. */
+interface Prepared {
+  line: number;
+  user: UserRow;
+  identities: { provider: string; issuer: string; subject: string; email: string | null }[];
+  passwordless?: string;
+}
+
+/**
+ * Writes users read by a parser into a tenant (docs/design.md §16). Streams: at most one
+ * batch is held at a time, each in one transaction; each row is whole or absent (a row
+ * that fails rolls back to its savepoint, the batch goes on). A row whose e-mail exists
+ * with the same data is `unchanged`; with other data it is refused, or updated with
+ * `update`. A run can therefore be repeated: it changes nothing the second time.
+ */
+export async function importUsers(
+  deps: ImportDeps,
+  tenant: Tenant,
+  rows: AsyncIterable<ImportRow>,
+  options: ImportOptions = {},
+): Promise<ImportSummary> {
+  const summary = emptySummary();
+  const size = options.batchSize ?? 500;
+  const started = Date.now();
+  let read = 0;
+  let batch: Prepared[] = [];
+  // Several batches share a transaction, up to TRANSACTION_ROWS rows or TRANSACTION_MS: a
+  // commit per batch made the import three times slower on SQLite (each commit may start
+  // a WAL checkpoint), and a bound keeps other writers' waits short. Outcomes count only
+  // once their transaction has committed.
+  let open: { trx: ControlledTransaction<Schema>; since: number; rows: number } | undefined;
+  let pending = emptySummary();
+  const settle = async (force: boolean) => {
+    if (!open) return;
+    if (!force && open.rows < TRANSACTION_ROWS && Date.now() - open.since < TRANSACTION_MS) return;
+    const { trx } = open;
+    open = undefined;
+    if (options.dryRun) await trx.rollback().execute();
+    else await trx.commit().execute();
+    merge(summary, pending);
+    pending = emptySummary();
+  };
+  const flush = async () => {
+    if (batch.length > 0) {
+      const taken = batch;
+      batch = [];
+      open ??= { trx: await deps.db.startTransaction().execute(), since: Date.now(), rows: 0 };
+      open.rows += taken.length;
+      await writeBatch(open.trx, tenant, taken, pending, options, deps.dialect === 'postgres');
+    }
+    await settle(false);
+    options.onProgress?.({ rows: read, elapsedMs: Date.now() - started });
+  };
+  try {
+    for await (const row of rows) {
+      read++;
+      const prepared = isRefusal(row) ? row : prepare(tenant, row);
+      if ('reason' in prepared)
+        summary.refused.push({ line: prepared.line, reason: prepared.reason });
+      else batch.push(prepared);
+      if (batch.length >= size) await flush();
+    }
+    await flush();
+    await settle(true);
+  } catch (error) {
+    await open?.trx.rollback().execute();
+    throw error;
+  }
+  options.onProgress?.({ rows: read, elapsedMs: Date.now() - started });
+  summary.refused.sort((a, b) => a.line - b.line);
+  return summary;
+}
+
+const TRANSACTION_ROWS = 10_000;
+const TRANSACTION_MS = 500;
+
+const emptySummary = (): ImportSummary => ({
+  imported: 0,
+  updated: 0,
+  unchanged: 0,
+  refused: [],
+  passwordless: [],
+});
+
+function merge(into: ImportSummary, from: ImportSummary) {
+  into.imported += from.imported;
+  into.updated += from.updated;
+  into.unchanged += from.unchanged;
+  into.refused.push(...from.refused);
+  into.passwordless.push(...from.passwordless);
+}
+
+function prepare(tenant: Tenant, row: ImportedUser): Prepared | RowRefusal {
+  const refuse = (reason: string): RowRefusal => ({ line: row.line, reason });
+  const email = typeof row.email === 'string' ? row.email.trim() : '';
+  if (!isValidEmail(email)) return refuse(`"${email}" is not a valid e-mail address`);
+  const name = (typeof row.name === 'string' && row.name.trim()) || null;
+  if (name !== null && checkName(name)) return refuse(checkName(name)?.message ?? 'bad name');
+  const metadata = row.metadata ?? {};
+  if (typeof metadata !== 'object' || metadata === null || Array.isArray(metadata))
+    return refuse('metadata must be a JSON object');
+  const bad = checkMetadata(metadata);
+  if (bad) return refuse(bad.message);
+  const roles = row.roles ?? [];
+  if (!Array.isArray(roles) || !roles.every((r) => typeof r === 'string'))
+    return refuse('roles must be a list of strings');
+  const identities: Prepared['identities'] = [];
+  for (const identity of row.identities ?? []) {
+    const { provider, subject } = identity;
+    if (!isProviderId(provider)) return refuse(`unknown identity provider "${provider}"`);
+    if (typeof subject !== 'string' || subject === '')
+      return refuse(`the ${provider} identity has no subject`);
+    const issuer =
+      identity.issuer ??
+      (provider === 'microsoft'
+        ? undefined
+        : PROVIDERS[provider].defaults({ audience: null }).issuer);
+    if (!issuer) return refuse(`the ${provider} identity needs its issuer`);
+    identities.push({ provider, issuer, subject, email: identity.email ?? null });
+  }
+  let hash: string | null = null;
+  let passwordless: string | undefined;
+  if (row.password) {
+    hash = storedImportedHash(row.password.algorithm, row.password.encoded) ?? null;
+    if (hash === null)
+      passwordless = `the ${String(row.password.algorithm)} password hash is unknown or malformed: the user must reset the password`;
+  }
+  const createdAt = row.createdAt?.getTime();
+  const now = Date.now();
+  return {
+    line: row.line,
+    identities,
+    passwordless,
+    user: {
+      id: randomUUID(),
+      tenant_id: tenant.id,
+      email,
+      email_key: emailKey(email),
+      password_hash: hash,
+      name,
+      metadata: JSON.stringify(metadata),
+      roles: JSON.stringify(roles),
+      email_verified_at: row.emailVerified ? (createdAt ?? now) : null,
+      disabled_at: row.disabled ? now : null,
+      created_at: createdAt !== undefined && Number.isFinite(createdAt) ? createdAt : now,
+      updated_at: now,
+    },
+  };
+}
+
+type Existing = Pick<
+  UserRow,
+  | 'id'
+  | 'email_key'
+  | 'email'
+  | 'name'
+  | 'metadata'
+  | 'roles'
+  | 'password_hash'
+  | 'email_verified_at'
+> & { identities: Set<string> };
+
+const identityKey = (i: { provider: string; issuer: string; subject: string }) =>
+  `${i.provider}\n${i.issuer}\n${i.subject}`;
+
+async function existingUsers(
+  db: Transaction<Schema>,
+  tenantId: string,
+  keys: string[],
+): Promise<Map<string, Existing>> {
+  // A join on a VALUES list, not `email_key in (...)`: PostgreSQL, whose statistics still
+  // describe the table before the import, answered the IN list by reading every user of
+  // the tenant (slower with each batch); a join probes the (tenant_id, email_key) index
+  // once a key, on both databases.
+  const list = sql<{ column1: string }>`(values ${sql.join(keys.map((k) => sql`(${k})`))})`;
+  const users = await db
+    .selectFrom('users')
+    .innerJoin(list.as('k'), (join) => join.onRef('users.email_key', '=', 'k.column1'))
+    .select([
+      'users.id',
+      'users.email_key',
+      'users.email',
+      'users.name',
+      'users.metadata',
+      'users.roles',
+      'users.password_hash',
+      'users.email_verified_at',
+    ])
+    .where('users.tenant_id', '=', tenantId)
+    .execute();
+  const found = new Map<string, Existing>(
+    users.map((u) => [u.email_key, { ...u, identities: new Set<string>() }]),
+  );
+  if (users.length > 0) {
+    const byId = new Map([...found.values()].map((u) => [u.id, u]));
+    const identities = await db
+      .selectFrom('identities')
+      .select(['user_id', 'provider', 'issuer', 'subject'])
+      .where('tenant_id', '=', tenantId)
+      .where('user_id', 'in', [...byId.keys()])
+      .execute();
+    for (const i of identities) byId.get(i.user_id)?.identities.add(identityKey(i));
+  }
+  return found;
+}
+
+/**
+ * What an update would change; empty when the row holds what the user has. A password the
+ * user has since replaced by the tenant's argon2id (signed in) is theirs: not a change.
+ * Disabled is set for new users only: disabling an existing one must end their sessions,
+ * which is the users API's work (PATCH /v1/users/{id}), not an import's.
+ */
+function changesOf(have: Existing, row: Prepared): Partial<UserRow> {
+  const changes: Partial<UserRow> = {};
+  const u = row.user;
+  if (have.email !== u.email) changes.email = u.email;
+  if (have.name !== u.name) changes.name = u.name;
+  if (!sameJson(have.metadata, u.metadata)) changes.metadata = u.metadata;
+  if (!sameJson(have.roles, u.roles)) changes.roles = u.roles;
+  if ((have.email_verified_at !== null) !== (u.email_verified_at !== null))
+    changes.email_verified_at = u.email_verified_at;
+  const upgraded = have.password_hash !== null && !isImportedHash(have.password_hash);
+  if (!upgraded && u.password_hash !== null && have.password_hash !== u.password_hash)
+    changes.password_hash = u.password_hash;
+  return changes;
+}
+
+const sameJson = (a: string, b: string) => a === b || canonical(a) === canonical(b);
+function canonical(json: string): string {
+  const sort = (v: unknown): unknown =>
+    Array.isArray(v)
+      ? v.map(sort)
+      : typeof v === 'object' && v !== null
+        ? Object.fromEntries(
+            Object.keys(v)
+              .sort()
+              .map((k) => [k, sort((v as Record<string, unknown>)[k])]),
+          )
+        : v;
+  return JSON.stringify(sort(JSON.parse(json)));
+}
+
+/** One batch, in the transaction `trx`; its outcomes are added to `summary`. */
+async function writeBatch(
+  trx: Transaction<Schema>,
+  tenant: Tenant,
+  batch: Prepared[],
+  summary: ImportSummary,
+  options: ImportOptions,
+  arrays: boolean,
+): Promise<void> {
+  const existing = await existingUsers(trx, tenant.id, [
+    ...new Set(batch.map((r) => r.user.email_key)),
+  ]);
+  const fresh: Prepared[] = [];
+  const seen = new Map<string, Prepared>();
+  for (const row of batch) {
+    const have = existing.get(row.user.email_key);
+    const twin = seen.get(row.user.email_key);
+    if (twin) {
+      summary.refused.push({
+        line: row.line,
+        reason: `the same e-mail address as line ${twin.line}`,
+      });
+      continue;
+    }
+    seen.set(row.user.email_key, row);
+    if (!have) {
+      fresh.push(row);
+      continue;
+    }
+    const changes = changesOf(have, row);
+    const missing = row.identities.filter((i) => !have.identities.has(identityKey(i)));
+    if (Object.keys(changes).length === 0 && missing.length === 0) {
+      summary.unchanged++;
+      continue;
+    }
+    if (!options.update) {
+      summary.refused.push({
+        line: row.line,
+        reason: `a user with the e-mail address ${row.user.email} exists with other data (--update replaces it)`,
+      });
+      continue;
+    }
+    const done = await inSavepoint(trx, async () => {
+      await trx
+        .updateTable('users')
+        .set({ ...changes, updated_at: Date.now() })
+        .where('tenant_id', '=', tenant.id)
+        .where('id', '=', have.id)
+        .execute();
+      await insertIdentities(trx, tenant.id, have.id, missing, row.user.updated_at);
+    });
+    if (done === true) summary.updated++;
+    else summary.refused.push({ line: row.line, reason: done });
+  }
+  // The common case in one statement per table; a batch that fails (a row taken by
+  // someone else meanwhile) is written again row by row, each in its savepoint.
+  const bulk =
+    fresh.length > 0 && (await inSavepoint(trx, () => insertRows(trx, tenant.id, fresh, arrays)));
+  for (const row of fresh) {
+    const done = bulk === true || (await inSavepoint(trx, () => insertRows(trx, tenant.id, [row])));
+    if (done === true) {
+      summary.imported++;
+      if (row.passwordless) summary.passwordless.push({ line: row.line, reason: row.passwordless });
+    } else summary.refused.push({ line: row.line, reason: done });
+  }
+}
+
+async function insertRows(
+  trx: Transaction<Schema>,
+  tenantId: string,
+  rows: Prepared[],
+  arrays = false,
+) {
+  if (arrays && rows.length > 1) {
+    const column = <K extends keyof UserRow>(k: K) => rows.map((r) => r.user[k]);
+    await sql`insert into users (id, tenant_id, email, email_key, password_hash, name, metadata,
+      roles, email_verified_at, disabled_at, created_at, updated_at)
+      select * from unnest(${column('id')}::text[], ${column('tenant_id')}::text[],
+        ${column('email')}::text[], ${column('email_key')}::text[],
+        ${column('password_hash')}::text[], ${column('name')}::text[],
+        ${column('metadata')}::text[], ${column('roles')}::text[],
+        ${column('email_verified_at')}::bigint[], ${column('disabled_at')}::bigint[],
+        ${column('created_at')}::bigint[], ${column('updated_at')}::bigint[])`.execute(trx);
+  } else {
+    await trx
+      .insertInto('users')
+      .values(rows.map((r) => r.user))
+      .execute();
+  }
+  const identities = rows.flatMap((r) =>
+    r.identities.map((i) => identityRow(tenantId, r.user.id, i, r.user.created_at)),
+  );
+  if (identities.length > 0) await trx.insertInto('identities').values(identities).execute();
+}
+
+async function insertIdentities(
+  trx: Transaction<Schema>,
+  tenantId: string,
+  userId: string,
+  identities: Prepared['identities'],
+  at: number,
+) {
+  if (identities.length === 0) return;
+  await trx
+    .insertInto('identities')
+    .values(identities.map((i) => identityRow(tenantId, userId, i, at)))
+    .execute();
+}
+
+const identityRow = (
+  tenantId: string,
+  userId: string,
+  i: Prepared['identities'][number],
+  at: number,
+) => ({
+  id: randomUUID(),
+  tenant_id: tenantId,
+  user_id: userId,
+  provider: i.provider,
+  issuer: i.issuer,
+  subject: i.subject,
+  email: i.email,
+  email_verified: 0,
+  created_at: at,
+  last_used_at: at,
+});
+
+let savepoints = 0;
+
+/** Runs `work` in a savepoint: true, or the reason it failed (and nothing of it stays). */
+async function inSavepoint(
+  trx: Transaction<Schema>,
+  work: () => Promise<void>,
+): Promise<true | string> {
+  const name = sql.raw(`import_row_${++savepoints}`);
+  await sql`savepoint ${name}`.execute(trx);
+  try {
+    await work();
+    await sql`release savepoint ${name}`.execute(trx);
+    return true;
+  } catch (error) {
+    await sql`rollback to savepoint ${name}`.execute(trx);
+    await sql`release savepoint ${name}`.execute(trx);
+    return reasonOf(error);
+  }
+}
+
+function reasonOf(error: unknown): string {
+  const code = (error as { code?: unknown }).code;
+  if (code === '23505' || String(code).startsWith('SQLITE_CONSTRAINT'))
+    return 'the user or one of its identities exists already (another user holds that provider subject, or the e-mail was added meanwhile)';
+  return `the database refused the row: ${(error as Error).message}`;
+}
