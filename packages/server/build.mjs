@@ -40,7 +40,7 @@ export const bundle = {
   target: 'node22.12',
   // Native addons, and modules loaded only when configured (through createRequire, which
   // esbuild leaves alone: pg, ioredis, nodemailer) come from node_modules as before.
-  external: ['better-sqlite3', '@node-rs/argon2', 'pg-native'],
+  external: ['better-sqlite3', '@node-rs/argon2', '@node-rs/bcrypt', 'pg-native'],
   minifyWhitespace: true,
   legalComments: 'linked',
   charset: 'ascii',

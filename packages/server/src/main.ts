@@ -11,6 +11,7 @@ const { runCli } = await import('./cli/index.js');
 const output = {
   out: (line: string) => process.stdout.write(`${line}\n`),
   err: (line: string) => process.stderr.write(`${line}\n`),
+  stdout: process.stdout,
 };
 
 const code = await runCli(process.argv.slice(2), process.env, output);

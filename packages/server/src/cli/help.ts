@@ -340,6 +340,43 @@ export const COMMANDS: Readonly<Record<string, Command>> = {
       },
     },
   },
+  import: {
+    summary: "bring users in from an export (Latchkey's own, Auth0, Clerk, Supabase, Firebase)",
+    help: {
+      usage:
+        'import --tenant ID --from latchkey|auth0|clerk|supabase|firebase FILE [FILE...] [--dry-run] [--update] [--json]',
+      about:
+        'Imports users with their password hashes (docs/design.md §16): each row whole or not at all, progress on stderr, refused rows with their line and reason (exit 1 when any). Running it again changes nothing. Users whose e-mail exists are refused unless --update.',
+      options: [
+        ['--tenant ID', 'the tenant to import into (required)'],
+        [
+          '--from SOURCE',
+          'the format of FILE: latchkey, auth0, clerk, supabase or firebase (required)',
+        ],
+        ['--dry-run', 'check and count every row, write nothing'],
+        ['--update', 'replace the name, metadata, roles and hash of users that exist'],
+        ['--hash-key B64', "Firebase: the project's base64_signer_key"],
+        ['--salt-separator B64', 'Firebase: base64_salt_separator'],
+        ['--rounds N', 'Firebase: rounds'],
+        ['--mem-cost N', 'Firebase: mem_cost'],
+        ['--json', 'print the summary as JSON'],
+      ],
+      example: 'latchkey import --tenant ID --from latchkey users.jsonl --dry-run',
+    },
+  },
+  export: {
+    summary: "write a tenant's users as JSON Lines",
+    help: {
+      usage: 'export --tenant ID [--out FILE]',
+      about:
+        'Writes every user of the tenant, one JSON object a line (docs/design.md §16): profile, roles, the password hash as stored, identities, and factors without their secrets. `import --from latchkey` reads it.',
+      options: [
+        ['--tenant ID', 'the tenant (required)'],
+        ['--out FILE', 'write to FILE instead of stdout'],
+      ],
+      example: 'latchkey export --tenant ID --out users.jsonl',
+    },
+  },
   secret: {
     summary: 'rotate the master secret',
     subcommands: {

@@ -7,6 +7,7 @@ import { adminCommand } from './admin.js';
 import { appCommand } from './app.js';
 import { UsageError } from './args.js';
 import { COMMANDS, formatCommandHelp, formatHelp, formatUsage } from './help.js';
+import { exportCommand, importCommand } from './import.js';
 import { keysCommand } from './keys.js';
 import type { OpenedDatabase } from './opened.js';
 import type { Output } from './output.js';
@@ -158,6 +159,18 @@ export async function runCli(
         await withDatabase(config, output, (database) => signingKeyCommand(database, args, output));
         if (args[0] === 'revoke') await tellInstances(config, output);
         return 0;
+      case 'import':
+      case 'export': {
+        let code = 0;
+        await withDatabase(config, output, async (database) => {
+          code = await (command === 'import' ? importCommand : exportCommand)(
+            database,
+            args,
+            output,
+          );
+        });
+        return code;
+      }
       case 'secret': {
         // Its own check: the current secret, and a previous one, must open what is sealed.
         const database = openDatabase(config.databaseUrl, { poolSize: 2 });

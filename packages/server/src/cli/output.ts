@@ -1,3 +1,4 @@
+import type { Writable } from 'node:stream';
 import type { ApiKey } from '../modules/keys/index.js';
 import { audienceOf } from '../modules/sessions/index.js';
 import type { Tenant } from '../modules/tenants/index.js';
@@ -5,6 +6,8 @@ import type { Tenant } from '../modules/tenants/index.js';
 export interface Output {
   out(line: string): void;
   err(line: string): void;
+  /** Standard output as a stream, for output too big to hold (export); else `out` is used. */
+  stdout?: Writable;
 }
 
 export function json(output: Output, value: unknown): void {

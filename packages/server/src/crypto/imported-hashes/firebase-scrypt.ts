@@ -25,7 +25,7 @@ function parse(encoded: string) {
   return { rounds, memCost, saltSeparator, signerKey, salt, hash };
 }
 
-/** The form above from Firebase's fields, for the Firebase parser. */
+/** The form above from Firebase's fields (the Firebase parser, tests). */
 export function firebaseScryptEncoded(v: {
   rounds: number;
   memCost: number;

@@ -10,7 +10,7 @@ const derive = (password: string, salt: Buffer, length: number, N: number, r: nu
     ),
   );
 
-/** The PHC form (as passlib writes it): `$scrypt$ln=<log2 N>,r=<r>,p=<p>$<salt>$<key>`. */
+/** The PHC form (as passlib writes it): `$scrypt$ln=LOG2N,r=R,p=P$SALT$KEY`. */
 function parse(encoded: string) {
   const parts = encoded.split('$');
   if (parts.length !== 5 || parts[0] !== '' || parts[1] !== 'scrypt') return undefined;

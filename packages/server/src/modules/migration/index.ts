@@ -7,7 +7,6 @@ export {
   importUsers,
 } from './import.service.js';
 export { IMPORT_SOURCES, type ImportSource, PARSERS } from './parsers/index.js';
-export { numberedLines } from './parsers/lines.js';
 export type {
   FirebaseHashParameters,
   ImportedUser,
@@ -16,4 +15,3 @@ export type {
   ParserOptions,
   RowRefusal,
 } from './types.js';
-export { isRefusal } from './types.js';

@@ -1,0 +1,360 @@
+/**
+ * docs/design.md §16: `latchkey export` and `latchkey import` (the real, built CLI) against a
+ * real server on the same database, on every database. Hashes from other systems are made
+ * here with independent libraries (bcryptjs, hash-wasm, node:crypto for Firebase's
+ * documented construction) and must sign in through REST and the hosted form.
+ */
+import { createCipheriv, randomBytes, scryptSync } from 'node:crypto';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import bcryptjs from 'bcryptjs';
+import { argon2i, argon2id, pbkdf2, scrypt } from 'hash-wasm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { firebaseScryptEncoded } from '../src/crypto/imported-hashes/index.js';
+import { latchkey, type Result } from './cli-run.js';
+import {
+  type Body,
+  browserSignIn,
+  DIALECTS,
+  email,
+  freshDatabaseUrl,
+  json,
+  postJson,
+  SECRET,
+  startApp,
+  type TestApp,
+  type TestTenant,
+} from './support.js';
+
+const ORIGIN = 'http://localhost:3000';
+
+/** Firebase's modified scrypt as its documentation (firebase/scrypt) describes it. */
+function firebaseHash(password: string, salt: Buffer, p: { key: Buffer; sep: Buffer }) {
+  const derived = scryptSync(password, Buffer.concat([salt, p.sep]), 32, {
+    N: 2 ** 14,
+    r: 8,
+    p: 1,
+  });
+  const cipher = createCipheriv('aes-256-ctr', derived, Buffer.alloc(16));
+  return Buffer.concat([cipher.update(p.key), cipher.final()]).toString('base64');
+}
+
+const b64 = (bytes: Uint8Array) => Buffer.from(bytes).toString('base64').replace(/=+$/, '');
+
+/** One user of a hand-written Latchkey export, with `hash` as stored. */
+const line = (u: { email: string; hash?: string | null; name?: string; identities?: Body[] }) =>
+  JSON.stringify({
+    id: crypto.randomUUID(),
+    email: u.email,
+    emailVerified: true,
+    name: u.name ?? null,
+    metadata: { plan: 'gold' },
+    roles: ['member'],
+    disabled: false,
+    createdAt: '2024-01-02T03:04:05.000Z',
+    passwordHash: u.hash ?? null,
+    identities: u.identities ?? [],
+    factors: [],
+  });
+
+describe.each(DIALECTS)('import and export on %s', (dialect) => {
+  let fresh: { url: string; drop(): Promise<void> };
+  let app: TestApp;
+  let env: Record<string, string>;
+  const dir = mkdtempSync(join(tmpdir(), 'latchkey-import-'));
+  const cli = (...args: string[]) => latchkey(args, env);
+  const summaryOf = (r: Result) => JSON.parse(r.stdout) as Body;
+  const db = () => app.ctx.database.db;
+  const usersOf = (t: TestTenant) =>
+    db().selectFrom('users').selectAll().where('tenant_id', '=', t.tenant.id).execute();
+  const signIn = (t: TestTenant, credentials: { email: string; password: string }) =>
+    postJson(app, '/v1/auth/sign-in', t.secretKey, credentials);
+
+  /** Users of other systems, each with its password. */
+  const foreign: { email: string; password: string; hash: string }[] = [];
+  let source: TestTenant;
+  let target: TestTenant;
+  const natives: { email: string; password: string }[] = [];
+  let file: string;
+  const lines: string[] = [];
+
+  beforeAll(async () => {
+    fresh = await freshDatabaseUrl(dialect);
+    env = { DATABASE_URL: fresh.url, LATCHKEY_SECRET: SECRET };
+    app = await startApp(dialect, { databaseUrl: fresh.url });
+    source = await app.tenant();
+    target = await app.tenant({ allowedOrigins: [ORIGIN] });
+    for (const name of ['Ada', 'Grace']) {
+      const user = { email: email(name.toLowerCase()), password: `${name} horse battery staple` };
+      const up = await postJson(app, '/v1/auth/sign-up', source.secretKey, { ...user, name });
+      expect(up.status).toBe(201);
+      natives.push(user);
+    }
+    const pw = (n: string) => `imported password ${n}`;
+    const salt = randomBytes(16);
+    const fb = { key: randomBytes(64), sep: Buffer.from('Bw==', 'base64') };
+    const fbSalt = randomBytes(12);
+    foreign.push(
+      {
+        email: email('bcrypt'),
+        password: pw('b'),
+        hash: `bcrypt:${bcryptjs.hashSync(pw('b'), 8)}`,
+      },
+      {
+        email: email('argon2id'),
+        password: pw('a'),
+        hash: `argon2id:${await argon2id({ password: pw('a'), salt, iterations: 2, memorySize: 4096, parallelism: 1, hashLength: 32, outputType: 'encoded' })}`,
+      },
+      {
+        email: email('argon2i'),
+        password: pw('i'),
+        hash: `argon2i:${await argon2i({ password: pw('i'), salt, iterations: 2, memorySize: 4096, parallelism: 1, hashLength: 32, outputType: 'encoded' })}`,
+      },
+      {
+        email: email('scrypt'),
+        password: pw('s'),
+        hash: `scrypt:$scrypt$ln=12,r=8,p=1$${b64(salt)}$${b64(await scrypt({ password: pw('s'), salt, costFactor: 4096, blockSize: 8, parallelism: 1, hashLength: 32, outputType: 'binary' }))}`,
+      },
+      {
+        email: email('django'),
+        password: pw('d'),
+        hash: `pbkdf2-sha256:pbkdf2_sha256$10000$saltysalt$${Buffer.from(await pbkdf2({ password: pw('d'), salt: 'saltysalt', iterations: 10000, hashLength: 32, hashFunction: (await import('hash-wasm')).createSHA256(), outputType: 'binary' })).toString('base64')}`,
+      },
+      {
+        email: email('firebase'),
+        password: pw('f'),
+        hash: `firebase-scrypt:${firebaseScryptEncoded({
+          rounds: 8,
+          memCost: 14,
+          saltSeparator: fb.sep.toString('base64'),
+          signerKey: fb.key.toString('base64'),
+          salt: fbSalt.toString('base64'),
+          hash: firebaseHash(pw('f'), fbSalt, fb),
+        })}`,
+      },
+    );
+  });
+  afterAll(async () => {
+    await app?.dispose();
+    await fresh?.drop();
+  });
+
+  it('export writes one JSON line per user, with the hash as stored and no secrets', async () => {
+    file = join(dir, 'users.jsonl');
+    const result = await cli('export', '--tenant', source.tenant.id, '--out', file);
+    expect(result, result.stderr).toMatchObject({ code: 0 });
+    lines.push(...readFileSync(file, 'utf8').trim().split('\n'));
+    expect(lines).toHaveLength(2);
+    const first = JSON.parse(lines[0] ?? '') as Body;
+    expect(Object.keys(first).sort()).toEqual(
+      [
+        'createdAt',
+        'disabled',
+        'email',
+        'emailVerified',
+        'factors',
+        'id',
+        'identities',
+        'metadata',
+        'name',
+        'passwordHash',
+        'roles',
+      ].sort(),
+    );
+    expect(first).toMatchObject({
+      email: natives[0]?.email,
+      name: 'Ada',
+      factors: [],
+      identities: [],
+    });
+    expect(first.passwordHash).toMatch(/^\$argon2id\$/);
+    // To stdout, the same lines.
+    const out = await cli('export', '--tenant', source.tenant.id);
+    expect(out.stdout.trim().split('\n')).toEqual(lines);
+  });
+
+  it('import brings every user in; each signs in with its old password, then has argon2id', async () => {
+    const rows = [
+      ...lines,
+      ...foreign.map((f) => line({ email: f.email, hash: f.hash })),
+      line({ email: email('odd'), hash: 'md5:5f4dcc3b5aa765d61d8327deb882cf99' }),
+      line({ email: email('broken'), hash: 'bcrypt:$2b$10$tooshort' }),
+      '{"email": "not an address", "identities": []}',
+      'not json',
+      line({ email: email('social'), identities: [{ provider: 'google', subject: 'g-123' }] }),
+      // The same Google subject again: the user row would go in, its identity cannot; the
+      // whole row is refused and nothing of it stays.
+      line({ email: email('clash'), identities: [{ provider: 'google', subject: 'g-123' }] }),
+    ];
+    file = join(dir, 'all.jsonl');
+    writeFileSync(file, `${rows.join('\n')}\n`);
+    const result = await cli(
+      'import',
+      '--tenant',
+      target.tenant.id,
+      '--from',
+      'latchkey',
+      file,
+      '--json',
+    );
+    expect(result.code, result.stderr).toBe(1);
+    expect(result.stderr).toMatch(/import: \d+ rows, \d+ rows\/s/);
+    const summary = summaryOf(result);
+    expect(summary).toMatchObject({ imported: 11, updated: 0, unchanged: 0 });
+    expect(summary.refused.map((r: Body) => r.line)).toEqual([11, 12, 14]);
+    expect(summary.refused[2].reason).toMatch(/exists already/);
+    expect(summary.passwordless.map((r: Body) => r.line)).toEqual([9, 10]);
+    const users = await usersOf(target);
+    expect(users).toHaveLength(11);
+    expect(users.some((u) => u.email.startsWith('clash'))).toBe(false);
+    const social = users.find((u) => u.email.startsWith('social'));
+    const identities = await db()
+      .selectFrom('identities')
+      .select(['user_id', 'issuer', 'subject'])
+      .where('tenant_id', '=', target.tenant.id)
+      .execute();
+    expect(identities).toEqual([
+      { user_id: social?.id, issuer: 'https://accounts.google.com', subject: 'g-123' },
+    ]);
+    const bcryptUser = users.find((u) => u.email === foreign[0]?.email);
+    expect(bcryptUser).toMatchObject({
+      name: null,
+      metadata: '{"plan":"gold"}',
+      roles: '["member"]',
+    });
+    expect(bcryptUser?.email_verified_at).not.toBeNull();
+  });
+
+  it('a wrong password fails on an imported hash and leaves it as it was', async () => {
+    const f = foreign[0];
+    const res = await signIn(target, { email: f?.email ?? '', password: 'wrong password here' });
+    expect(res.status).toBe(401);
+    const row = (await usersOf(target)).find((u) => u.email === f?.email);
+    expect(row?.password_hash).toBe(f?.hash);
+  });
+
+  it('every imported user signs in through REST, and the hash becomes argon2id', async () => {
+    for (const { email, password } of [...natives, ...foreign.slice(0, -1)]) {
+      const user = { email, password };
+      const res = await signIn(target, user);
+      expect(res.status, `${user.email} ${await res.clone().text()}`).toBe(200);
+      expect((await json(res)).user.email).toBe(user.email);
+      const row = (await usersOf(target)).find((u) => u.email === user.email);
+      expect(row?.password_hash).toMatch(/^\$argon2id\$v=19\$/);
+      // And again, now on the tenant's own hash.
+      expect((await signIn(target, user)).status).toBe(200);
+    }
+  });
+
+  it('an imported user signs in through the hosted form (Firebase scrypt)', async () => {
+    const f = foreign.at(-1) as { email: string; password: string };
+    const session = await browserSignIn(
+      app,
+      target,
+      { email: f.email, password: f.password },
+      ORIGIN,
+    );
+    expect(session.access_token ?? session.accessToken).toBeTruthy();
+    const row = (await usersOf(target)).find((u) => u.email === f.email);
+    expect(row?.password_hash).toMatch(/^\$argon2id\$/);
+  });
+
+  it('a second run changes nothing and says so', async () => {
+    const before = await usersOf(target);
+    const result = await cli(
+      'import',
+      '--tenant',
+      target.tenant.id,
+      '--from',
+      'latchkey',
+      file,
+      '--json',
+    );
+    const summary = summaryOf(result);
+    expect(summary).toMatchObject({ imported: 0, updated: 0, unchanged: 11, passwordless: [] });
+    expect(summary.refused.map((r: Body) => r.line)).toEqual([11, 12, 14]);
+    expect(await usersOf(target)).toEqual(before);
+  });
+
+  it('an existing user with other data is refused, and replaced with --update', async () => {
+    const f = foreign[1] as { email: string };
+    const changed = join(dir, 'changed.jsonl');
+    writeFileSync(changed, `${line({ email: f.email.toUpperCase(), name: 'Renamed' })}\n`);
+    const refused = await cli(
+      'import',
+      '--tenant',
+      target.tenant.id,
+      '--from',
+      'latchkey',
+      changed,
+      '--json',
+    );
+    expect(refused.code).toBe(1);
+    expect(summaryOf(refused).refused[0]).toEqual({
+      line: 1,
+      reason: expect.stringMatching(/exists with other data \(--update replaces it\)/),
+    });
+    const updated = await cli(
+      'import',
+      '--tenant',
+      target.tenant.id,
+      '--from',
+      'latchkey',
+      changed,
+      '--update',
+      '--json',
+    );
+    expect(updated.code, updated.stderr).toBe(0);
+    expect(summaryOf(updated)).toMatchObject({ imported: 0, updated: 1, refused: [] });
+    const row = (await usersOf(target)).find((u) => u.email_key === f.email.toLowerCase());
+    expect(row?.name).toBe('Renamed');
+    // Its password, upgraded at its sign-in, stays.
+    expect(row?.password_hash).toMatch(/^\$argon2id\$/);
+  });
+
+  it('--dry-run reports what it would do and writes nothing', async () => {
+    const empty = await app.tenant();
+    const result = await cli(
+      'import',
+      '--tenant',
+      empty.tenant.id,
+      '--from',
+      'latchkey',
+      file,
+      '--dry-run',
+      '--json',
+    );
+    expect(summaryOf(result)).toMatchObject({ dryRun: true, imported: 11 });
+    expect(await usersOf(empty)).toEqual([]);
+    const text = await cli(
+      'import',
+      '--tenant',
+      empty.tenant.id,
+      '--from',
+      'latchkey',
+      file,
+      '--dry-run',
+    );
+    expect(text.stdout).toContain(
+      'imported 11, updated 0, unchanged 0, refused 3, without password 2 (dry run: nothing written)',
+    );
+    expect(text.stderr).toContain('refused line 11: ');
+  });
+
+  it('names what is not built, and refuses bad arguments', async () => {
+    const vendor = await cli('import', '--tenant', target.tenant.id, '--from', 'nope', file);
+    expect(vendor).toMatchObject({ code: 2 });
+    expect(vendor.stderr).toContain('--from must be one of latchkey');
+    const missing = await cli(
+      'import',
+      '--tenant',
+      target.tenant.id,
+      '--from',
+      'latchkey',
+      join(dir, 'absent'),
+    );
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain('cannot read');
+  });
+});
