@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { latchkey } from './cli-run.js';
 import {
   bcrypt,
   identitiesOf,
@@ -15,7 +16,14 @@ import {
   storedUser,
   tenantCounts,
 } from './import-support.js';
-import { DIALECTS, startApp, type TestApp, type TestTenant } from './support.js';
+import {
+  DIALECTS,
+  freshDatabaseUrl,
+  SECRET,
+  startApp,
+  type TestApp,
+  type TestTenant,
+} from './support.js';
 
 const PASSWORDS = {
   'ada@example.com': 'analytical engine 1843',
@@ -154,16 +162,21 @@ function fixture(dir: string) {
 describe.each(DIALECTS)('import from Auth0 on %s', (dialect) => {
   let app: TestApp;
   let t: TestTenant;
+  let fresh: { url: string; drop(): Promise<void> };
+  let databaseUrl: string;
   const dir = mkdtempSync(join(tmpdir(), 'lk-auth0-'));
   const { users, hashFile } = fixture(dir);
   const options = { companions: [hashFile] };
 
   beforeAll(async () => {
-    app = await startApp(dialect);
+    fresh = await freshDatabaseUrl(dialect);
+    databaseUrl = fresh.url;
+    app = await startApp(dialect, { databaseUrl });
     t = await app.tenant();
   }, 60_000);
   afterAll(async () => {
     await app?.dispose();
+    await fresh?.drop();
     rmSync(dir, { recursive: true, force: true });
   });
 
@@ -225,5 +238,24 @@ describe.each(DIALECTS)('import from Auth0 on %s', (dialect) => {
     const again = await runImport(app, t, 'auth0', users, options);
     expect(again).toMatchObject({ imported: 0, updated: 0, unchanged: 6 });
     expect(await tenantCounts(app, t)).toEqual({ users: 6, identities: 2 });
+  });
+
+  it('the README command: latchkey import --from auth0 USERS HASHES', async () => {
+    const other = await app.tenant();
+    const usersFile = join(dir, 'users.ndjson');
+    writeFileSync(usersFile, users);
+    const env = { DATABASE_URL: databaseUrl, LATCHKEY_SECRET: SECRET };
+    const args = ['import', '--tenant', other.tenant.id, '--from', 'auth0', usersFile, hashFile];
+    const run = await latchkey([...args, '--json'], env);
+    expect(run.code, run.stderr).toBe(1); // rows were refused
+    expect(JSON.parse(run.stdout)).toMatchObject({
+      imported: 6,
+      refused: [{ line: 5 }, { line: 6 }],
+    });
+    const { status } = await signIn(app, other, 'ada@example.com', PASSWORDS['ada@example.com']);
+    expect(status).toBe(200);
+    const again = await latchkey(args, env);
+    expect(again.stdout).toMatch(/imported 0, updated 0, unchanged 6, refused 2/);
+    expect(again.stderr).toMatch(/refused line 5: /);
   });
 });

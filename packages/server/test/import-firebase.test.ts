@@ -3,8 +3,12 @@
  * with Firebase's modified scrypt under its documented sample parameters, on each database.
  */
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setProvider } from '../src/modules/social/index.js';
+import { latchkey } from './cli-run.js';
 import {
   FIREBASE_SAMPLE,
   firebaseScrypt,
@@ -19,9 +23,11 @@ import {
 import { type ProviderServers, startProviders } from './providers.js';
 import {
   DIALECTS,
+  freshDatabaseUrl,
   json,
   postJson,
   reservePort,
+  SECRET,
   startApp,
   type TestApp,
   type TestTenant,
@@ -94,14 +100,20 @@ describe.each(DIALECTS)('import from Firebase on %s', (dialect) => {
   let app: TestApp;
   let providers: ProviderServers;
   let t: TestTenant;
+  let fresh: { url: string; drop(): Promise<void> };
+  let databaseUrl: string;
   const file = fixture();
+  const dir = mkdtempSync(join(tmpdir(), 'lk-firebase-'));
 
   beforeAll(async () => {
     const socket = reservePort();
     const base = `http://127.0.0.1:${socket.address().port}`;
     providers = await startProviders({ redirectUriFor: (id) => `${base}/oauth/${id}/callback` });
+    fresh = await freshDatabaseUrl(dialect);
+    databaseUrl = fresh.url;
     app = await startApp(dialect, {
       socket,
+      databaseUrl,
       env: { LATCHKEY_PROVIDER_ENDPOINTS: providers.endpointsJson() },
     });
     t = await app.tenant({ allowedOrigins: [ORIGIN] });
@@ -113,7 +125,9 @@ describe.each(DIALECTS)('import from Firebase on %s', (dialect) => {
   }, 60_000);
   afterAll(async () => {
     await app?.dispose();
+    await fresh?.drop();
     await providers?.close();
+    rmSync(dir, { recursive: true, force: true });
   });
 
   it('imports whole users, refuses bad rows by line with nothing left of them', async () => {
@@ -190,5 +204,34 @@ describe.each(DIALECTS)('import from Firebase on %s', (dialect) => {
   it('hashes without the project parameters stop the run, naming them', async () => {
     const other = await app.tenant();
     await expect(runImport(app, other, 'firebase', file)).rejects.toThrow(/--hash-key/);
+  });
+
+  it('the README command: latchkey import --from firebase with the hash parameters', async () => {
+    const other = await app.tenant();
+    const path = join(dir, 'users.json');
+    writeFileSync(path, file);
+    const run = await latchkey(
+      [
+        'import',
+        '--tenant',
+        other.tenant.id,
+        '--from',
+        'firebase',
+        path,
+        '--hash-key',
+        PARAMS.hashKey,
+        '--salt-separator',
+        PARAMS.saltSeparator,
+        '--rounds',
+        String(PARAMS.rounds),
+        '--mem-cost',
+        String(PARAMS.memCost),
+        '--json',
+      ],
+      { DATABASE_URL: databaseUrl, LATCHKEY_SECRET: SECRET },
+    );
+    expect(JSON.parse(run.stdout)).toMatchObject({ imported: 4 });
+    const sample = FIREBASE_SAMPLE.user.password;
+    expect((await signIn(app, other, 'sample@example.com', sample)).status).toBe(200);
   });
 });
