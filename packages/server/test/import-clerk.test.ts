@@ -149,6 +149,9 @@ async function fixture(): Promise<string> {
       '',
       '',
     ]),
+    // A blank line, then a row with one field too many (an unquoted comma): line 11.
+    '',
+    'user_2i,Gina,Smith, Jr.,,gina@example.com,,gina@example.com,,,,,,',
   ].join('\n')}\n`;
 }
 
@@ -170,11 +173,13 @@ describe.each(DIALECTS)('import from Clerk on %s', (dialect) => {
     const summary = await runImport(app, t, 'clerk', file);
     expect(summary.refused).toEqual([
       { line: 7, reason: expect.stringMatching(/no primary_email_address/) },
-      { line: 8, reason: expect.stringMatching(/fields where the header has 13/) },
+      { line: 8, reason: expect.stringMatching(/5 fields where the header has 13/) },
+      { line: 11, reason: expect.stringMatching(/14 fields where the header has 13/) },
     ]);
     expect(summary.passwordless).toEqual([{ line: 6, reason: expect.stringMatching(/md5/) }]);
     expect(summary.imported).toBe(6);
     expect(await storedUser(app, t, 'short@example.com')).toBeUndefined();
+    expect(await storedUser(app, t, 'gina@example.com')).toBeUndefined();
     expect(await tenantCounts(app, t)).toEqual({ users: 6, identities: 0 });
   });
 
@@ -203,7 +208,7 @@ describe.each(DIALECTS)('import from Clerk on %s', (dialect) => {
   it('a second run changes nothing', async () => {
     const again = await runImport(app, t, 'clerk', file);
     expect(again).toMatchObject({ imported: 0, updated: 0, unchanged: 6 });
-    expect(again.refused.map((r) => r.line)).toEqual([7, 8]);
+    expect(again.refused.map((r) => r.line)).toEqual([7, 8, 11]);
     expect(await tenantCounts(app, t)).toEqual({ users: 6, identities: 0 });
   });
 });

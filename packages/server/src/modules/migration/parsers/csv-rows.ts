@@ -11,28 +11,23 @@ export async function* csvRecords(
   input: Readable,
 ): AsyncIterable<{ line: number; record?: Record<string, string>; error?: string }> {
   const parser = input.pipe(
-    parse({
-      columns: (header: string[]) => header.map((h) => h.trim()),
-      bom: true,
-      info: true,
-      relax_column_count: true,
-      skip_empty_lines: true,
-    }),
+    parse({ bom: true, info: true, relax_column_count: true, skip_empty_lines: true }),
   );
-  let columns: number | undefined;
-  let nextLine = 2;
+  let header: string[] | undefined;
   for await (const { record, info } of parser as AsyncIterable<{
-    record: Record<string, string>;
-    info: { lines: number; columns: boolean | { name: string }[] };
+    record: string[];
+    info: { lines: number };
   }>) {
-    const line = nextLine;
-    nextLine = info.lines + 1;
-    columns ??= Array.isArray(info.columns) ? info.columns.length : undefined;
-    const fields = Object.keys(record).length;
-    if (columns !== undefined && fields !== columns) {
-      yield { line, error: `has ${fields} fields where the header has ${columns}` };
+    // `lines` is the line the record ends on; a quoted field may have carried it over lines.
+    const line = info.lines - record.reduce((n, f) => n + (f.match(/\n/g)?.length ?? 0), 0);
+    if (!header) {
+      header = record.map((h) => h.trim());
       continue;
     }
-    yield { line, record };
+    if (record.length !== header.length) {
+      yield { line, error: `has ${record.length} fields where the header has ${header.length}` };
+      continue;
+    }
+    yield { line, record: Object.fromEntries(header.map((h, i) => [h, record[i] as string])) };
   }
 }
