@@ -12,6 +12,7 @@ import bcryptjs from 'bcryptjs';
 import { argon2i, argon2id, pbkdf2, scrypt } from 'hash-wasm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { firebaseScryptEncoded } from '../src/crypto/imported-hashes/index.js';
+import { ADMIN_PASSWORD, signedInAdmin } from './admin-support.js';
 import { latchkey, type Result } from './cli-run.js';
 import {
   type Body,
@@ -356,5 +357,40 @@ describe.each(DIALECTS)('import and export on %s', (dialect) => {
     );
     expect(missing.code).toBe(2);
     expect(missing.stderr).toContain('cannot read');
+  });
+
+  it('the admin Users page exports the same lines, after the password again, with an audit entry', async () => {
+    const admin = await signedInAdmin(app, email('admin'), { tenantIds: [source.tenant.id] });
+    const path = `/admin/tenants/${source.tenant.id}/users`;
+    expect((await admin.get(path)).html).toContain('Export users');
+    await db()
+      .updateTable('admin_sessions')
+      .set({ authenticated_at: Date.now() - 11 * 60_000 })
+      .execute();
+    expect((await admin.get(path)).html).toContain('Your password');
+    const without = await admin.post(`${path}/export`, {});
+    expect(without.status).toBe(403);
+    expect(without.html).toContain('Type your password again');
+    const wrong = await admin.post(`${path}/export`, { reauth_password: 'wrong password' });
+    expect(wrong.status).toBe(403);
+    const audit = () =>
+      db()
+        .selectFrom('audit_events')
+        .select(['kind', 'actor'])
+        .where('tenant_id', '=', source.tenant.id)
+        .where('kind', '=', 'users_exported')
+        .execute();
+    expect(await audit()).toEqual([]);
+    const right = await admin.post(`${path}/export`, { reauth_password: ADMIN_PASSWORD });
+    expect(right.status).toBe(200);
+    expect(right.res.headers.get('content-type')).toBe('application/x-ndjson; charset=utf-8');
+    expect(right.res.headers.get('content-disposition')).toContain(
+      'attachment; filename="latchkey-users-',
+    );
+    expect(right.html.trim().split('\n')).toEqual(lines);
+    expect(await audit()).toHaveLength(1);
+    // Another tenant's users are out of this admin's reach.
+    const other = await admin.post(`/admin/tenants/${target.tenant.id}/users/export`, {});
+    expect(other.status).toBe(404);
   });
 });

@@ -1,9 +1,11 @@
-import type { FastifyInstance } from 'fastify';
+import { Readable } from 'node:stream';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { defaults } from '../../config/defaults.js';
 import { LatchkeyError } from '../../errors/index.js';
-import { type Admin, auditChange, tenantForAdmin } from '../../modules/admin/index.js';
+import { type Admin, auditChange, needsReauth, tenantForAdmin } from '../../modules/admin/index.js';
 import { sendAccountLink } from '../../modules/hosted/index.js';
 import { deleteFactor, listFactors } from '../../modules/mfa/index.js';
+import { exportUsers } from '../../modules/migration/index.js';
 import { signOutEverywhere, updateUser } from '../../modules/sessions/index.js';
 import { listIdentities } from '../../modules/social/index.js';
 import type { Tenant } from '../../modules/tenants/index.js';
@@ -12,6 +14,7 @@ import { userPage, usersPage } from '../../views/admin/users.js';
 import { type AppContext, accountDeps, hostedDeps } from '../context.js';
 import { formField } from '../form-body.js';
 import { seeOther } from '../pages/respond.js';
+import { checkReauth } from './key-pages.js';
 import {
   FactorParams,
   SessionParams,
@@ -30,34 +33,72 @@ export function userPages(scope: FastifyInstance, ctx: AppContext) {
   const db = ctx.database.db;
   const deps = accountDeps(ctx);
 
+  const listPage = async (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    tenant: Tenant,
+    status: number,
+    refusal?: ReturnType<typeof noticeOf>,
+  ) => {
+    const query = formField(request.query, 'q', defaults.email.maxLength).trim();
+    let alert = refusal ?? noticeOf(request);
+    let found: { data: User[]; nextCursor: string | null } = { data: [], nextCursor: null };
+    try {
+      found = await listUsers(db, tenant.id, {
+        query: query || undefined,
+        limit: defaults.admin.pageSize,
+      });
+    } catch (error) {
+      alert = alertFor(error);
+    }
+    return sendAdminPage(
+      reply,
+      status,
+      usersPage({
+        viewer: viewer(request, reply),
+        tenant,
+        query,
+        users: found.data,
+        more: found.nextCursor !== null,
+        reauth: needsReauth(signedIn(request)),
+        alert,
+      }),
+    );
+  };
+
   typed(scope).get(
     '/admin/tenants/:tenantId/users',
     withParams(TenantParams),
     async (request, reply) => {
       const tenant = await tenantForAdmin(db, signedIn(request).admin, request.params.tenantId);
-      const query = formField(request.query, 'q', defaults.email.maxLength).trim();
-      let alert = noticeOf(request);
-      let found: { data: User[]; nextCursor: string | null } = { data: [], nextCursor: null };
-      try {
-        found = await listUsers(db, tenant.id, {
-          query: query || undefined,
-          limit: defaults.admin.pageSize,
-        });
-      } catch (error) {
-        alert = alertFor(error);
-      }
-      return sendAdminPage(
-        reply,
-        200,
-        usersPage({
-          viewer: viewer(request, reply),
-          tenant,
-          query,
-          users: found.data,
-          more: found.nextCursor !== null,
-          alert,
-        }),
-      );
+      return listPage(request, reply, tenant, 200);
+    },
+  );
+
+  // docs/design.md §16: the tenant's users as `latchkey export` writes them, streamed as a
+  // download, after the password again (it holds every hash) and with an audit entry.
+  typed(scope).post(
+    '/admin/tenants/:tenantId/users/export',
+    withParams(TenantParams),
+    async (request, reply) => {
+      const session = signedIn(request);
+      const tenant = await tenantForAdmin(db, session.admin, request.params.tenantId);
+      const refused = await checkReauth(ctx, request, session);
+      if (refused) return listPage(request, reply, tenant, 403, refused);
+      await auditChange(db, session.admin, {
+        tenantId: tenant.id,
+        kind: 'users_exported',
+        detail: { format: 'jsonl' },
+      });
+      const lines = async function* () {
+        for await (const user of exportUsers(db, tenant.id)) yield `${JSON.stringify(user)}\n`;
+      };
+      return reply
+        .status(200)
+        .header('content-type', 'application/x-ndjson; charset=utf-8')
+        .header('content-disposition', `attachment; filename="latchkey-users-${tenant.id}.jsonl"`)
+        .header('cache-control', 'no-store')
+        .send(Readable.from(lines()));
     },
   );
 

@@ -25,6 +25,7 @@ export const AUDIT_KINDS = [
   'user_disabled',
   'user_enabled',
   'user_deleted',
+  'users_exported',
   'user_signed_out_everywhere',
   'session_revoked',
   'verification_sent',

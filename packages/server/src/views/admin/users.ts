@@ -4,8 +4,9 @@ import type { ListedIdentity } from '../../modules/social/index.js';
 import type { Tenant } from '../../modules/tenants/index.js';
 import type { User } from '../../modules/users/index.js';
 import { type Html, html } from '../html.js';
-import { type Alert, actionButton, field, table, when } from '../kit.js';
+import { type Alert, actionButton, csrfField, field, table, when } from '../kit.js';
 import { layout, tenantPath, type Viewer } from './layout.js';
+import { reauthField } from './sign-in.js';
 import { browserLabel } from './user-agent.js';
 
 export function usersPage(p: {
@@ -15,6 +16,8 @@ export function usersPage(p: {
   query: string;
   users: User[];
   more: boolean;
+  /** The password again before an export (a sign-in older than 10 minutes). */
+  reauth: boolean;
   alert?: Alert;
 }): Html {
   const base = tenantPath(p.tenant.id, 'users');
@@ -28,13 +31,19 @@ export function usersPage(p: {
   const search = html`<form method="get" action="${base}" class="card" role="search">
 ${field({ name: 'q', label: 'E-mail or name', type: 'search', value: p.query, hint: 'Part of an address or a name, in any case. Empty: the oldest users.' })}
 <button type="submit">Search</button></form>`;
+  // docs/design.md §16: every user, with password hashes, as Latchkey's own export.
+  const exporting = html`<form method="post" action="${base}/export" class="card">
+<h2>Export</h2>
+<p>Every user of this tenant as JSON Lines, one user a line: profile, roles, password hashes as stored, identities, and second factors without their secrets. <code>latchkey import --from latchkey</code> reads it. The file holds password hashes: keep it safe.</p>
+${csrfField(p.viewer.csrf)}${reauthField(p.reauth, 'export')}
+<button type="submit">Export users</button></form>`;
   return layout({
     viewer: p.viewer,
     title: 'Users',
     top: 'tenants',
     tenant: { tenant: p.tenant, section: 'users' },
     alert: p.alert,
-    body: html`${search}${p.query && p.users.length === 0 ? html`<p>No user's address or name contains &ldquo;${p.query}&rdquo;.</p>` : table('Users', ['E-mail', 'Name', 'State', 'Verified', 'Created'], rows)}${p.more && html`<p>Only the first page is shown: search to find someone.</p>`}`,
+    body: html`${search}${p.query && p.users.length === 0 ? html`<p>No user's address or name contains &ldquo;${p.query}&rdquo;.</p>` : table('Users', ['E-mail', 'Name', 'State', 'Verified', 'Created'], rows)}${p.more && html`<p>Only the first page is shown: search to find someone.</p>`}${exporting}`,
   });
 }
 
