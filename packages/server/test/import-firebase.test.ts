@@ -234,4 +234,12 @@ describe.each(DIALECTS)('import from Firebase on %s', (dialect) => {
     const sample = FIREBASE_SAMPLE.user.password;
     expect((await signIn(app, other, 'sample@example.com', sample)).status).toBe(200);
   });
+
+  it('a file cut short stops the run and says after which line', async () => {
+    const other = await app.tenant();
+    const cut = file.slice(0, file.indexOf('"fb-bad"') + 20);
+    await expect(runImport(app, other, 'firebase', cut, { firebase: PARAMS })).rejects.toThrow(
+      new RegExp(`not valid JSON after line ${lineOf(file, '"fb-bad"') - 1}`),
+    );
+  });
 });

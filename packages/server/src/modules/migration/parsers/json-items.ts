@@ -51,9 +51,21 @@ export async function* jsonArrayItems(
     lineAt(chunkOffset + chunk.length);
     chunk = bytes;
     chunkOffset = cursor;
-    tokenizer.write(bytes);
+    try {
+      tokenizer.write(bytes);
+    } catch (error) {
+      throw notJson(error, line);
+    }
     yield* ready.splice(0);
   }
-  if (!tokenizer.isEnded) tokenizer.end();
+  try {
+    if (!tokenizer.isEnded) tokenizer.end();
+  } catch (error) {
+    throw notJson(error, line);
+  }
   yield* ready.splice(0);
 }
+
+/** A file that stops being JSON cannot be read on: say where (the line of the last token). */
+const notJson = (error: unknown, line: number) =>
+  new Error(`not valid JSON after line ${line}: ${(error as Error).message}`);
