@@ -7,6 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  argon2,
   bcrypt,
   identitiesOf,
   runImport,
@@ -19,7 +20,10 @@ import { DIALECTS, startApp, type TestApp, type TestTenant } from './support.js'
 const PASSWORDS = {
   'ada@example.com': 'analytical engine 1843',
   'bob@example.com': 'postgres row level 9',
+  'carol@example.com': 'migrated argon two 5',
 };
+/** Supabase keeps the argon2 hashes its own user import brought, as they came. */
+const CAROL_HASH = await argon2(PASSWORDS['carol@example.com']);
 
 type Row = Record<string, string | boolean | null | object>;
 
@@ -82,6 +86,7 @@ function rows(): Row[] {
       encrypted_password: bcrypt(PASSWORDS['bob@example.com'], '$2a$'),
     }),
     base({ email: 'gone@example.com', deleted_at: '2024-03-01 00:00:00+00' }),
+    base({ email: 'carol@example.com', encrypted_password: CAROL_HASH }),
     base({ is_anonymous: true }),
     base({ email: 'banned@example.com', banned_until: '2124-01-01 00:00:00+00' }),
   ];
@@ -137,15 +142,17 @@ describe.each(DIALECTS)('import from Supabase on %s', (dialect) => {
       const summary = await runImport(app, t, 'supabase', file);
       expect(summary.refused).toEqual([
         { line: first + 3, reason: expect.stringMatching(/deleted/) },
-        { line: first + 4, reason: expect.stringMatching(/no email/) },
+        { line: first + 5, reason: expect.stringMatching(/no email/) },
       ]);
-      expect(summary.imported).toBe(4);
-      expect(await tenantCounts(app, t)).toEqual({ users: 4, identities: 2 });
+      expect(summary.imported).toBe(5);
+      expect(await tenantCounts(app, t)).toEqual({ users: 5, identities: 2 });
     });
 
     it('users sign in with their Supabase passwords, and the hash becomes argon2id', async () => {
       for (const [address, password] of Object.entries(PASSWORDS)) {
-        expect((await storedUser(app, t, address))?.password_hash).toMatch(/^bcrypt:\$2a\$10\$/);
+        expect((await storedUser(app, t, address))?.password_hash).toMatch(
+          /^(bcrypt:\$2a\$10\$|argon2id:\$argon2id\$)/,
+        );
         expect((await signIn(app, t, address, 'not the password 1')).status).toBe(401);
         const { status, body } = await signIn(app, t, address, password);
         expect(status, JSON.stringify(body)).toBe(200);
@@ -177,8 +184,8 @@ describe.each(DIALECTS)('import from Supabase on %s', (dialect) => {
 
     it('a second run changes nothing', async () => {
       const again = await runImport(app, t, 'supabase', file);
-      expect(again).toMatchObject({ imported: 0, updated: 0, unchanged: 4 });
-      expect(await tenantCounts(app, t)).toEqual({ users: 4, identities: 2 });
+      expect(again).toMatchObject({ imported: 0, updated: 0, unchanged: 5 });
+      expect(await tenantCounts(app, t)).toEqual({ users: 5, identities: 2 });
     });
   });
 });

@@ -8,6 +8,7 @@ import {
   type Json,
   object,
   personName,
+  selfDescribed,
   text,
   type VendorRow,
   type VendorUser,
@@ -101,7 +102,7 @@ function fromUserRecord(line: number, u: Json, hashes: HashExport | undefined): 
   // Auth0 user, whose hash this is not.
   const hash = databaseId || listed.length === 0 ? hashes?.claim(databaseId, email) : undefined;
   let password: VendorUser['password'];
-  if (hash?.passwordHash) password = { algorithm: 'bcrypt', encoded: hash.passwordHash };
+  if (hash?.passwordHash) password = selfDescribed(hash.passwordHash);
   else if (databaseId && hashes)
     notes.push('no password hash in the hash export: imported without a password');
   return {
@@ -195,9 +196,7 @@ async function readHashExport(path: string): Promise<HashExport> {
               undefined,
               undefined,
             ),
-            ...(r.passwordHash
-              ? { password: { algorithm: 'bcrypt', encoded: r.passwordHash } }
-              : {}),
+            ...(r.passwordHash ? { password: selfDescribed(r.passwordHash) } : {}),
             identities: [],
             notes: [
               'only in the password-hash export (line numbers of that file): no name or metadata',

@@ -92,3 +92,14 @@ export function importedMetadata(
     importedFrom: id ? { source: from, id } : { source: from },
   };
 }
+
+/**
+ * A stored hash named by its own prefix. Auth0 and Supabase keep bcrypt, but also keep, as
+ * given, hashes their own imports brought (argon2 PHC strings); anything else goes on as
+ * bcrypt, and the engine reports what it cannot read.
+ */
+export function selfDescribed(encoded: string): NonNullable<ImportedUser['password']> {
+  if (encoded.startsWith('$argon2id$')) return { algorithm: 'argon2id', encoded };
+  if (encoded.startsWith('$argon2i$')) return { algorithm: 'argon2i', encoded };
+  return { algorithm: 'bcrypt', encoded };
+}

@@ -9,6 +9,7 @@ import {
   isObject,
   type Json,
   object,
+  selfDescribed,
   text,
   type VendorRow,
   type VendorUser,
@@ -89,7 +90,7 @@ function fromRow(line: number, row: unknown): VendorRow {
     ...((bannedUntil && bannedUntil.getTime() > Date.now()) || text(row.banned_until) === 'infinity'
       ? { disabled: true }
       : {}),
-    ...(hash ? { password: { algorithm: 'bcrypt', encoded: hash } } : {}),
+    ...(hash ? { password: selfDescribed(hash) } : {}),
     ...(createdAt ? { createdAt } : {}),
     ...(notes.length > 0 ? { notes } : {}),
   };
