@@ -4,7 +4,14 @@
 // check plus the argon2id re-hash) against a native sign-in. See bench/README.md.
 import { spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { createReadStream, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  createReadStream,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -74,10 +81,26 @@ async function writeUsers(file) {
 
 /** The same rows, read and parsed from the same file, as the users table holds them. */
 async function* usersOf(file, tenantId) {
-  for await (const text of createInterface({ input: createReadStream(file), crlfDelay: Infinity })) {
+  for await (const text of createInterface({
+    input: createReadStream(file),
+    crlfDelay: Infinity,
+  })) {
     const u = JSON.parse(text);
     const now = Date.now();
-    yield [randomUUID(), tenantId, u.email, u.email.toLowerCase(), u.passwordHash, u.name, JSON.stringify(u.metadata), '[]', u.emailVerified ? now : null, null, Date.parse(u.createdAt), now];
+    yield [
+      randomUUID(),
+      tenantId,
+      u.email,
+      u.email.toLowerCase(),
+      u.passwordHash,
+      u.name,
+      JSON.stringify(u.metadata),
+      '[]',
+      u.emailVerified ? now : null,
+      null,
+      Date.parse(u.createdAt),
+      now,
+    ];
   }
 }
 const COLUMNS =
@@ -90,7 +113,11 @@ async function bulkSqlite(path, tenantId, file) {
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
   db.pragma('foreign_keys = ON');
-  const insert = db.prepare(`insert into users (${COLUMNS}) values (${COLUMNS.split(',').map(() => '?').join(', ')})`);
+  const insert = db.prepare(
+    `insert into users (${COLUMNS}) values (${COLUMNS.split(',')
+      .map(() => '?')
+      .join(', ')})`,
+  );
   const started = performance.now();
   db.exec('begin');
   for await (const row of usersOf(file, tenantId)) insert.run(row);
@@ -104,7 +131,20 @@ async function bulkSqlite(path, tenantId, file) {
 async function bulkPostgres(url, tenantId, file) {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
-  const types = ['uuid', 'text', 'text', 'text', 'text', 'text', 'text', 'text', 'bigint', 'bigint', 'bigint', 'bigint'];
+  const types = [
+    'uuid',
+    'text',
+    'text',
+    'text',
+    'text',
+    'text',
+    'text',
+    'text',
+    'bigint',
+    'bigint',
+    'bigint',
+    'bigint',
+  ];
   const flush = async (rows) => {
     const columns = types.map((_, c) => rows.map((r) => r[c]));
     await client.query(
@@ -153,7 +193,22 @@ async function postgresSchema() {
 }
 
 async function tenant(env) {
-  const made = await run(['tenant', 'create', '--name', 'Bench', '--plan', 'enterprise', '--rps', '100000', '--rpm', '1000000', '--json'], env);
+  const made = await run(
+    [
+      'tenant',
+      'create',
+      '--name',
+      'Bench',
+      '--plan',
+      'enterprise',
+      '--rps',
+      '100000',
+      '--rpm',
+      '1000000',
+      '--json',
+    ],
+    env,
+  );
   if (made.code !== 0) throw new Error(made.stderr);
   return JSON.parse(made.stdout);
 }
@@ -196,13 +251,19 @@ async function firstSignIn(env, imported) {
       const c = { email: `native${i}@bench.example`, password: 'correct horse battery staple' };
       const res = await fetch(`${url}/v1/auth/sign-up`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', authorization: `Bearer ${imported.secretKey}` },
+        headers: {
+          'content-type': 'application/json',
+          authorization: `Bearer ${imported.secretKey}`,
+        },
         body: JSON.stringify(c),
       });
       if (res.status !== 201) throw new Error(`sign-up answered ${res.status}`);
       natives.push(c);
     }
-    const first = Array.from({ length: SIGN_INS }, (_, i) => ({ email: `user${i * 7}@bench.example`, password: password(i * 7) }));
+    const first = Array.from({ length: SIGN_INS }, (_, i) => ({
+      email: `user${i * 7}@bench.example`,
+      password: password(i * 7),
+    }));
     const native = await signIns(url, imported.secretKey, natives);
     const importedMs = await signIns(url, imported.secretKey, first);
     const again = await signIns(url, imported.secretKey, first);
@@ -217,7 +278,12 @@ const report = { rows: ROWS };
 try {
   const file = join(tmp, 'users.jsonl');
   await writeUsers(file);
-  const databases = [['sqlite', { url: `sqlite:${join(tmp, 'bench.db')}`, path: join(tmp, 'bench.db'), drop: async () => {} }]];
+  const databases = [
+    [
+      'sqlite',
+      { url: `sqlite:${join(tmp, 'bench.db')}`, path: join(tmp, 'bench.db'), drop: async () => {} },
+    ],
+  ];
   const schema = await postgresSchema();
   if (schema) databases.push(['postgres', schema]);
   else console.log('PostgreSQL not reachable: SQLite only');
@@ -226,13 +292,20 @@ try {
     try {
       if (name === 'postgres') await run(['migrate'], env);
       const baselineTenant = await tenant(env);
-      const bulkMs = name === 'sqlite' ? await bulkSqlite(db.path, baselineTenant.tenant.id, file) : await bulkPostgres(db.url, baselineTenant.tenant.id, file);
+      const bulkMs =
+        name === 'sqlite'
+          ? await bulkSqlite(db.path, baselineTenant.tenant.id, file)
+          : await bulkPostgres(db.url, baselineTenant.tenant.id, file);
       const target = await tenant(env);
       const started = performance.now();
-      const imported = await run(['import', '--tenant', target.tenant.id, '--from', 'latchkey', file, '--json'], env);
+      const imported = await run(
+        ['import', '--tenant', target.tenant.id, '--from', 'latchkey', file, '--json'],
+        env,
+      );
       const importMs = performance.now() - started;
       const summary = JSON.parse(imported.stdout);
-      if (imported.code !== 0 || summary.imported !== ROWS) throw new Error(`import: ${imported.stderr}`);
+      if (imported.code !== 0 || summary.imported !== ROWS)
+        throw new Error(`import: ${imported.stderr}`);
       const bulk = Math.round(ROWS / (bulkMs / 1000));
       const rate = Math.round(ROWS / (importMs / 1000));
       const signIn = await firstSignIn(env, target);
@@ -248,7 +321,8 @@ try {
       };
       report[name] = figures;
       console.log(`\n${name}: ${ROWS} users`);
-      for (const [k, v] of Object.entries(figures)) console.log(`  import_${name}_${k.replace(/^import_/, '')}: ${v}`);
+      for (const [k, v] of Object.entries(figures))
+        console.log(`  import_${name}_${k.replace(/^import_/, '')}: ${v}`);
     } finally {
       await db.drop();
     }
