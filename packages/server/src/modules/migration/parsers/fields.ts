@@ -3,8 +3,9 @@ import type { ImportedUser, RowRefusal } from '../types.js';
 /** Small readers shared by the vendor parsers: a vendor's file is untrusted input. */
 
 /**
- * A user with what the row reports without being refused (an identity of a provider
- * Latchkey lacks, a factor not carried); `importUsers` lists the notes with the row's line.
+ * A user with what the row would report without being refused (an identity of a provider
+ * Latchkey lacks, a factor not carried). `ImportedUser` has no such field yet, so
+ * `importUsers` does not list them: they are written for the day it does.
  */
 export type VendorUser = ImportedUser & { notes?: string[] };
 export type VendorRow = VendorUser | RowRefusal;
