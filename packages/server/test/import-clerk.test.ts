@@ -211,4 +211,12 @@ describe.each(DIALECTS)('import from Clerk on %s', (dialect) => {
     expect(again.refused.map((r) => r.line)).toEqual([7, 8, 11]);
     expect(await tenantCounts(app, t)).toEqual({ users: 6, identities: 0 });
   });
+
+  it('another CSV stops the run, saying which columns are missing', async () => {
+    const other = await app.tenant();
+    await expect(
+      runImport(app, other, 'clerk', 'name,email\nSomebody,somebody@example.com\n'),
+    ).rejects.toThrow("not Clerk's user export: the header line has no id, primary_email_address");
+    expect(await tenantCounts(app, other)).toEqual({ users: 0, identities: 0 });
+  });
 });

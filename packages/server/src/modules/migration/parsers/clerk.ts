@@ -12,7 +12,10 @@ import { importedMetadata, personName, text, type VendorUser } from './fields.js
  * external (social) accounts; those come only from Clerk's API, without passwords.
  */
 export const parseClerk: Parser = async function* (input) {
-  for await (const { line, record, error } of csvRecords(input)) {
+  for await (const { line, record, error } of csvRecords(input, {
+    format: "Clerk's user export",
+    columns: ['id', 'primary_email_address'],
+  })) {
     if (!record) {
       yield { line, reason: error ?? 'unreadable record' };
       continue;

@@ -42,7 +42,10 @@ export const parseSupabase: Parser = async function* (input) {
       yield fromRow(line, value);
     }
   } else {
-    for await (const { line, record, error } of csvRecords(stream)) {
+    for await (const { line, record, error } of csvRecords(stream, {
+      format: 'auth.users as CSV',
+      columns: ['id', 'email', 'encrypted_password'],
+    })) {
       yield record ? fromRow(line, record) : { line, reason: error ?? 'unreadable record' };
     }
   }
