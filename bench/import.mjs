@@ -34,7 +34,10 @@ const password = (i) => `imported password ${i % 4}`;
 /** One child process; resolves with its output, exit code and peak RSS (VmHWM, in MB). */
 function run(args, env) {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [MAIN, ...args], { env: { ...process.env, ...env } });
+    // As bin/latchkey.js runs it: a 4 MB young generation.
+    const child = spawn(process.execPath, ['--max-semi-space-size=4', MAIN, ...args], {
+      env: { ...process.env, ...env },
+    });
     let stdout = '';
     let stderr = '';
     let peak = 0;
@@ -232,7 +235,7 @@ async function signIns(url, key, credentials) {
 }
 
 async function firstSignIn(env, imported) {
-  const child = spawn(process.execPath, [MAIN, 'serve'], {
+  const child = spawn(process.execPath, ['--max-semi-space-size=4', MAIN, 'serve'], {
     env: { ...process.env, ...env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn' },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
@@ -278,24 +281,31 @@ const report = { rows: ROWS };
 try {
   const file = join(tmp, 'users.jsonl');
   await writeUsers(file);
-  const databases = [
-    [
-      'sqlite',
-      { url: `sqlite:${join(tmp, 'bench.db')}`, path: join(tmp, 'bench.db'), drop: async () => {} },
-    ],
-  ];
-  const schema = await postgresSchema();
-  if (schema) databases.push(['postgres', schema]);
+  // Each side on a database of its own, both empty at the start: neither meets the other's
+  // rows in its indexes.
+  const sqlite = (n) => ({
+    url: `sqlite:${join(tmp, `${n}.db`)}`,
+    path: join(tmp, `${n}.db`),
+    drop: async () => {},
+  });
+  const databases = [['sqlite', sqlite('import'), sqlite('bulk')]];
+  const schemas = [await postgresSchema(), await postgresSchema()];
+  if (schemas[0] && schemas[1]) databases.push(['postgres', ...schemas]);
   else console.log('PostgreSQL not reachable: SQLite only');
-  for (const [name, db] of databases) {
-    const env = { DATABASE_URL: db.url, LATCHKEY_SECRET: randomBytes(32).toString('base64url') };
+  for (const [name, db, other] of databases) {
+    const secret = randomBytes(32).toString('base64url');
+    const env = { DATABASE_URL: db.url, LATCHKEY_SECRET: secret };
+    const bulkEnv = { DATABASE_URL: other.url, LATCHKEY_SECRET: secret };
     try {
-      if (name === 'postgres') await run(['migrate'], env);
-      const baselineTenant = await tenant(env);
+      if (name === 'postgres') {
+        await run(['migrate'], env);
+        await run(['migrate'], bulkEnv);
+      }
+      const baselineTenant = await tenant(bulkEnv);
       const bulkMs =
         name === 'sqlite'
-          ? await bulkSqlite(db.path, baselineTenant.tenant.id, file)
-          : await bulkPostgres(db.url, baselineTenant.tenant.id, file);
+          ? await bulkSqlite(other.path, baselineTenant.tenant.id, file)
+          : await bulkPostgres(other.url, baselineTenant.tenant.id, file);
       const target = await tenant(env);
       const started = performance.now();
       const imported = await run(
@@ -325,6 +335,7 @@ try {
         console.log(`  import_${name}_${k.replace(/^import_/, '')}: ${v}`);
     } finally {
       await db.drop();
+      await other.drop();
     }
   }
   mkdirSync(dirname(RESULTS), { recursive: true });

@@ -10,9 +10,9 @@ function argon2(variant: 'argon2id' | 'argon2i'): HashVerifier {
       if (parts.length !== 6 || parts[0] !== '' || parts[1] !== variant) return false;
       if (parts[2] !== 'v=19' && parts[2] !== 'v=16') return false;
       const p = phcParams(parts[3] ?? '');
-      // Up to 256 MiB and 16 passes: a check must not become a denial of service.
+      // Up to 128 MiB and 16 passes: a check must not become a denial of service.
       return (
-        boundedInt(p.get('m'), 8, 262_144) !== undefined &&
+        boundedInt(p.get('m'), 8, 131_072) !== undefined &&
         boundedInt(p.get('t'), 1, 16) !== undefined &&
         boundedInt(p.get('p'), 1, 16) !== undefined &&
         fromBase64(parts[4] ?? '') !== undefined &&

@@ -4,7 +4,7 @@ import type { HashVerifier } from './verifier.js';
 
 const derive = (password: string, salt: Buffer, length: number, N: number, r: number, p: number) =>
   new Promise<Buffer>((resolve, reject) =>
-    // maxmem: scrypt needs 128 * N * r bytes; the limits in parse() keep it under 1 GiB.
+    // maxmem: scrypt needs 128 * N * r bytes; parse() keeps that within 128 MiB.
     scryptCallback(password, salt, length, { N, r, p, maxmem: 256 * N * r + 1024 }, (e, key) =>
       e ? reject(e) : resolve(key),
     ),
@@ -21,7 +21,7 @@ function parse(encoded: string) {
   const salt = fromBase64(parts[3] ?? '');
   const key = fromBase64(parts[4] ?? '');
   if (ln === undefined || r === undefined || p === undefined || !salt || !key) return undefined;
-  if (key.length < 16 || key.length > 128 || 128 * 2 ** ln * r > 2 ** 29) return undefined;
+  if (key.length < 16 || key.length > 128 || 128 * 2 ** ln * r > 2 ** 27) return undefined;
   return { N: 2 ** ln, r, p, salt, key };
 }
 

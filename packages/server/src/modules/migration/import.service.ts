@@ -96,7 +96,7 @@ function prepare(tenant: Tenant, row: ImportedUser): Prepared | RowRefusal {
   const refuse = (reason: string): RowRefusal => ({ line: row.line, reason });
   const email = typeof row.email === 'string' ? row.email.trim() : '';
   if (!isValidEmail(email)) return refuse(`"${email}" is not a valid e-mail address`);
-  const name = row.name?.trim() || null;
+  const name = (typeof row.name === 'string' && row.name.trim()) || null;
   if (name !== null && checkName(name)) return refuse(checkName(name)?.message ?? 'bad name');
   const metadata = row.metadata ?? {};
   if (typeof metadata !== 'object' || metadata === null || Array.isArray(metadata))
@@ -204,6 +204,8 @@ async function existingUsers(
 /**
  * What an update would change; empty when the row holds what the user has. A password the
  * user has since replaced by the tenant's argon2id (signed in) is theirs: not a change.
+ * Disabled is set for new users only: disabling an existing one must end their sessions,
+ * which is the users API's work (PATCH /v1/users/{id}), not an import's.
  */
 function changesOf(have: Existing, row: Prepared): Partial<UserRow> {
   const changes: Partial<UserRow> = {};
