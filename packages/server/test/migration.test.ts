@@ -12,6 +12,11 @@ import bcryptjs from 'bcryptjs';
 import { argon2i, argon2id, pbkdf2, scrypt } from 'hash-wasm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { firebaseScryptEncoded } from '../src/crypto/imported-hashes/index.js';
+import {
+  DEVELOPMENT_ISSUER,
+  developmentSubject,
+  setProvider,
+} from '../src/modules/social/index.js';
 import { ADMIN_PASSWORD, signedInAdmin } from './admin-support.js';
 import { latchkey, type Result } from './cli-run.js';
 import {
@@ -392,5 +397,81 @@ describe.each(DIALECTS)('import and export on %s', (dialect) => {
     // Another tenant's users are out of this admin's reach.
     const other = await admin.post(`/admin/tenants/${target.tenant.id}/users/export`, {});
     expect(other.status).toBe(404);
+  });
+
+  it('an imported identity links at the next social sign-in, by its subject', async () => {
+    // Development mode stands in for Google: its subject comes from the typed address,
+    // which here is not the user's, so only the subject can find them.
+    await setProvider(db(), app.ctx.box, target.tenant.id, 'google', { mode: 'development' });
+    const user = email('linked');
+    const typed = email('at-google');
+    const file = join(dir, 'social.jsonl');
+    const identity = {
+      provider: 'google',
+      issuer: DEVELOPMENT_ISSUER,
+      subject: developmentSubject('google', typed),
+    };
+    writeFileSync(file, `${line({ email: user, identities: [identity] })}\n`);
+    const imported = await cli(
+      'import',
+      '--tenant',
+      target.tenant.id,
+      '--from',
+      'latchkey',
+      file,
+      '--json',
+    );
+    expect(summaryOf(imported)).toMatchObject({ imported: 1, refused: [] });
+    const jar = new Map<string, string>();
+    const cookie = () => [...jar].map(([k, v]) => `${k}=${v}`).join('; ');
+    const go = async (path: string, fields?: Record<string, string>) => {
+      const res = await app.request(path, {
+        method: fields ? 'POST' : 'GET',
+        redirect: 'manual',
+        headers: {
+          cookie: cookie(),
+          ...(fields
+            ? {
+                'content-type': 'application/x-www-form-urlencoded',
+                origin: 'null',
+                'sec-fetch-site': 'same-origin',
+              }
+            : {}),
+        },
+        body: fields ? new URLSearchParams(fields).toString() : undefined,
+      });
+      for (const c of res.headers.getSetCookie()) {
+        const [pair = ''] = c.split(';');
+        const at = pair.indexOf('=');
+        jar.set(pair.slice(0, at), pair.slice(at + 1));
+      }
+      return res;
+    };
+    const q = new URLSearchParams({
+      pk: target.publishableKey,
+      redirect_url: `${ORIGIN}/callback`,
+    });
+    const start = await go(`/oauth/google/start?q=${encodeURIComponent(q.toString())}`);
+    const location = new URL(start.headers.get('location') as string);
+    const page = await (await go(location.pathname + location.search)).text();
+    const res = await go('/oauth/google/development', {
+      _csrf: /name="_csrf" value="([^"]+)"/.exec(page)?.[1] ?? '',
+      state: /name="state" value="([^"]+)"/.exec(page)?.[1] ?? '',
+      email: typed,
+      name: '',
+      emailVerified: 'on',
+    });
+    expect(res.status).toBe(303);
+    const fragment = new URLSearchParams(
+      new URL(res.headers.get('location') as string).hash.slice(1),
+    );
+    const claims = await json(
+      await postJson(app, '/api/auth/introspect', target.secretKey, {
+        token: fragment.get('access_token'),
+      }),
+    );
+    const row = (await usersOf(target)).find((u) => u.email === user);
+    expect(claims).toMatchObject({ active: true, sub: row?.id });
+    expect((await usersOf(target)).some((u) => u.email === typed)).toBe(false);
   });
 });
