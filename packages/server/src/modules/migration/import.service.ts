@@ -290,13 +290,9 @@ async function writeBatch(
   options: ImportOptions,
   arrays: boolean,
 ): Promise<void> {
-  const existing = await existingUsers(trx, tenant.id, [
-    ...new Set(batch.map((r) => r.user.email_key)),
-  ]);
   const fresh: Prepared[] = [];
   const seen = new Map<string, Prepared>();
   for (const row of batch) {
-    const have = existing.get(row.user.email_key);
     const twin = seen.get(row.user.email_key);
     if (twin) {
       summary.refused.push({
@@ -306,8 +302,35 @@ async function writeBatch(
       continue;
     }
     seen.set(row.user.email_key, row);
+    fresh.push(row);
+  }
+  // The common case in one statement per table, without a look-up first: users whose e-mail
+  // exists are skipped by the insert (ON CONFLICT DO NOTHING RETURNING tells which) and
+  // compared below. A batch that fails (an identity another user holds) is written again
+  // row by row, each in its savepoint (docs/design.md §16).
+  const inserted = new Set<string>();
+  const bulk =
+    fresh.length > 0 &&
+    (await inSavepoint(trx, async () => {
+      for (const key of await insertRows(trx, tenant.id, fresh, arrays, true)) inserted.add(key);
+    }));
+  const others: Prepared[] = [];
+  for (const row of fresh) {
+    if (bulk === true && inserted.has(row.user.email_key)) imported(summary, row);
+    else others.push(row);
+  }
+  if (others.length === 0) return;
+  const existing = await existingUsers(trx, tenant.id, [
+    ...new Set(others.map((r) => r.user.email_key)),
+  ]);
+  for (const row of others) {
+    const have = existing.get(row.user.email_key);
     if (!have) {
-      fresh.push(row);
+      const done = await inSavepoint(trx, async () => {
+        await insertRows(trx, tenant.id, [row]);
+      });
+      if (done === true) imported(summary, row);
+      else summary.refused.push({ line: row.line, reason: done });
       continue;
     }
     const changes = changesOf(have, row);
@@ -335,45 +358,57 @@ async function writeBatch(
     if (done === true) summary.updated++;
     else summary.refused.push({ line: row.line, reason: done });
   }
-  // The common case in one statement per table; a batch that fails (a row taken by
-  // someone else meanwhile) is written again row by row, each in its savepoint.
-  const bulk =
-    fresh.length > 0 && (await inSavepoint(trx, () => insertRows(trx, tenant.id, fresh, arrays)));
-  for (const row of fresh) {
-    const done = bulk === true || (await inSavepoint(trx, () => insertRows(trx, tenant.id, [row])));
-    if (done === true) {
-      summary.imported++;
-      if (row.passwordless) summary.passwordless.push({ line: row.line, reason: row.passwordless });
-    } else summary.refused.push({ line: row.line, reason: done });
-  }
 }
 
+function imported(summary: ImportSummary, row: Prepared) {
+  summary.imported++;
+  if (row.passwordless) summary.passwordless.push({ line: row.line, reason: row.passwordless });
+}
+
+/**
+ * Inserts `rows` with their identities; returns the e-mail keys of the users written. With
+ * `skipExisting`, a user whose e-mail key the tenant holds is left out (with its
+ * identities), else that is an error.
+ */
 async function insertRows(
   trx: Transaction<Schema>,
   tenantId: string,
   rows: Prepared[],
   arrays = false,
-) {
+  skipExisting = false,
+): Promise<string[]> {
+  let keys: string[];
   if (arrays && rows.length > 1) {
     const column = <K extends keyof UserRow>(k: K) => rows.map((r) => r.user[k]);
-    await sql`insert into users (id, tenant_id, email, email_key, password_hash, name, metadata,
+    const result =
+      await sql`insert into users (id, tenant_id, email, email_key, password_hash, name, metadata,
       roles, email_verified_at, disabled_at, created_at, updated_at)
       select * from unnest(${column('id')}::text[], ${column('tenant_id')}::text[],
         ${column('email')}::text[], ${column('email_key')}::text[],
         ${column('password_hash')}::text[], ${column('name')}::text[],
         ${column('metadata')}::text[], ${column('roles')}::text[],
         ${column('email_verified_at')}::bigint[], ${column('disabled_at')}::bigint[],
-        ${column('created_at')}::bigint[], ${column('updated_at')}::bigint[])`.execute(trx);
+        ${column('created_at')}::bigint[], ${column('updated_at')}::bigint[])
+      ${sql.raw(skipExisting ? 'on conflict (tenant_id, email_key) do nothing' : '')}
+      returning email_key`.execute(trx);
+    keys = (result.rows as { email_key: string }[]).map((r) => r.email_key);
   } else {
-    await trx
+    const result = await trx
       .insertInto('users')
       .values(rows.map((r) => r.user))
+      .$if(skipExisting, (q) =>
+        q.onConflict((oc) => oc.columns(['tenant_id', 'email_key']).doNothing()),
+      )
+      .returning('email_key')
       .execute();
+    keys = result.map((r) => r.email_key);
   }
-  const identities = rows.flatMap((r) =>
-    r.identities.map((i) => identityRow(tenantId, r.user.id, i, r.user.created_at)),
+  const written = skipExisting ? new Set(keys) : undefined;
+  const identities = (written ? rows.filter((r) => written.has(r.user.email_key)) : rows).flatMap(
+    (r) => r.identities.map((i) => identityRow(tenantId, r.user.id, i, r.user.created_at)),
   );
   if (identities.length > 0) await trx.insertInto('identities').values(identities).execute();
+  return keys;
 }
 
 async function insertIdentities(
