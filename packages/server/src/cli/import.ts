@@ -72,7 +72,7 @@ export async function importCommand(
   const input = createReadStream(file);
   const progress = progressLine(output, size, () => input.bytesRead);
   const summary = await importUsers(
-    { db: database.db, dialect: database.dialect },
+    { db: database.db, dialect: database.dialect, sqlite: database.sqlite },
     tenant,
     parser(input, options),
     {

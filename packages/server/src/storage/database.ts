@@ -18,6 +18,8 @@ export interface Database {
   readonly dialect: DialectName;
   /** SQLite only: changes whenever another connection commits (PRAGMA data_version). */
   readonly dataVersion?: () => number;
+  /** SQLite only: the connection Kysely uses, for statements prepared once and run per row. */
+  readonly sqlite?: SQLiteType.Database;
   ping(): Promise<void>;
   /** Where errors of idle pooled connections go (PostgreSQL): a dropped connection is news. */
   onIdleError(listener: (error: Error) => void): void;
@@ -46,7 +48,7 @@ export function openDatabase(url: string, options: OpenOptions = {}): Database {
   };
 }
 
-function openSqlite(path: string): Pick<Database, 'db' | 'dialect' | 'dataVersion'> {
+function openSqlite(path: string): Pick<Database, 'db' | 'dialect' | 'dataVersion' | 'sqlite'> {
   if (!path) throw new Error('DATABASE_URL sqlite: needs a path, e.g. sqlite:./data/latchkey.db');
   if (path !== ':memory:') mkdirSync(dirname(resolve(path)), { recursive: true });
   const SQLite = require('better-sqlite3') as typeof SQLiteType;
@@ -62,6 +64,7 @@ function openSqlite(path: string): Pick<Database, 'db' | 'dialect' | 'dataVersio
     db: new Kysely<Schema>({ dialect: new SqliteDialect({ database }) }),
     dialect: 'sqlite',
     dataVersion: () => dataVersion.get() as number,
+    sqlite: database,
   };
 }
 

