@@ -99,7 +99,8 @@ export async function runImport(
   const parser = PARSERS[source];
   if (!parser) throw new Error(`no parser for ${source}`);
   return importUsers(
-    { db: app.ctx.database.db },
+    // As the CLI passes them: PostgreSQL's column arrays, SQLite's prepared insert.
+    { db: app.ctx.database.db, dialect: app.ctx.database.dialect, sqlite: app.ctx.database.sqlite },
     tenant.tenant,
     parser(fileStream(contents), options),
   );
