@@ -188,6 +188,15 @@ describe.each(DIALECTS)('import from Auth0 on %s', (dialect) => {
     ]);
     expect(summary.imported).toBe(6);
     expect(await tenantCounts(app, t)).toEqual({ users: 6, identities: 2 });
+    // What was read but not carried is reported by line, and the user imported.
+    expect(summary.notes).toEqual(
+      expect.arrayContaining([
+        {
+          line: expect.any(Number),
+          reason: expect.stringMatching(/identity linkedin\|li-77 skipped/),
+        },
+      ]),
+    );
   });
 
   it('each database user signs in with the Auth0 password; the hash becomes argon2id', async () => {

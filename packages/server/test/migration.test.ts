@@ -343,7 +343,7 @@ describe.each(DIALECTS)('import and export on %s', (dialect) => {
       '--dry-run',
     );
     expect(text.stdout).toContain(
-      'imported 11, updated 0, unchanged 0, refused 3, without password 2 (dry run: nothing written)',
+      'imported 11, updated 0, unchanged 0, refused 3, without password 2, notes 0 (dry run: nothing written)',
     );
     expect(text.stderr).toContain('refused line 11: ');
   });

@@ -87,10 +87,11 @@ export async function importCommand(
   } else {
     const dry = values['dry-run'] ? ' (dry run: nothing written)' : '';
     output.out(
-      `imported ${summary.imported}, updated ${summary.updated}, unchanged ${summary.unchanged}, refused ${refused}, without password ${summary.passwordless.length}${dry}`,
+      `imported ${summary.imported}, updated ${summary.updated}, unchanged ${summary.unchanged}, refused ${refused}, without password ${summary.passwordless.length}, notes ${summary.notes.length}${dry}`,
     );
     for (const r of summary.refused) output.err(`refused line ${r.line}: ${r.reason}`);
     for (const r of summary.passwordless) output.err(`no password line ${r.line}: ${r.reason}`);
+    for (const r of summary.notes) output.err(`not carried line ${r.line}: ${r.reason}`);
   }
   return refused > 0 ? 1 : 0;
 }

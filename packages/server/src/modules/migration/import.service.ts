@@ -43,6 +43,8 @@ export interface ImportSummary {
   refused: RowRefusal[];
   /** Imported without a password (unknown or malformed hash): they reset it. */
   passwordless: RowRefusal[];
+  /** What the source held that was not carried (ImportedUser.notes), by line. */
+  notes: RowRefusal[];
 }
 
 /** A row checked and turned into what is written. */
@@ -104,6 +106,8 @@ export async function importUsers(
   try {
     for await (const row of rows) {
       read++;
+      if (!isRefusal(row))
+        for (const note of row.notes ?? []) summary.notes.push({ line: row.line, reason: note });
       const prepared = isRefusal(row) ? row : prepare(tenant, row);
       if ('reason' in prepared)
         summary.refused.push({ line: prepared.line, reason: prepared.reason });
@@ -130,6 +134,7 @@ const emptySummary = (): ImportSummary => ({
   unchanged: 0,
   refused: [],
   passwordless: [],
+  notes: [],
 });
 
 function merge(into: ImportSummary, from: ImportSummary) {

@@ -30,6 +30,11 @@ export interface ImportedUser {
   identities: { provider: string; subject: string; issuer?: string; email?: string | null }[];
   /** When the user was created at the source; default: now. */
   createdAt?: Date;
+  /**
+   * What the parser read but could not carry (an identity of a provider Latchkey lacks,
+   * an authenticator app's secret…): reported with the row's line, the user imported.
+   */
+  notes?: string[];
 }
 
 /** A row that could not be read into a user: it is reported, never imported. */

@@ -2,12 +2,8 @@ import type { ImportedUser, RowRefusal } from '../types.js';
 
 /** Small readers shared by the vendor parsers: a vendor's file is untrusted input. */
 
-/**
- * A user with what the row would report without being refused (an identity of a provider
- * Latchkey lacks, a factor not carried). `ImportedUser` has no such field yet, so
- * `importUsers` does not list them: they are written for the day it does.
- */
-export type VendorUser = ImportedUser & { notes?: string[] };
+/** A user as a vendor parser reads it, with its `notes` (what was not carried). */
+export type VendorUser = ImportedUser;
 export type VendorRow = VendorUser | RowRefusal;
 
 export type Json = Record<string, unknown>;
