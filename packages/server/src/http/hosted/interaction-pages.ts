@@ -1,7 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { errors } from 'oidc-provider';
 import { defaults } from '../../config/defaults.js';
-import { LatchkeyError } from '../../errors/index.js';
 import {
   checkHostedRequest,
   type HostedRequest,
@@ -10,15 +9,15 @@ import {
 } from '../../modules/hosted/index.js';
 import { interactionStartedAt } from '../../modules/oauth/index.js';
 import { browserSessionBinding } from '../../modules/sessions/index.js';
-import { getTenant, type Tenant } from '../../modules/tenants/index.js';
+import type { Tenant } from '../../modules/tenants/index.js';
 import { getUser } from '../../modules/users/index.js';
-import { isUuid } from '../../storage/index.js';
 import { consentPage } from '../../views/hosted.js';
 import type { AppContext } from '../context.js';
 import { formField } from '../form-body.js';
 import { seeOther } from '../pages/respond.js';
 import { PAGE } from '../pages/scope.js';
 import { asIssuerRequest } from '../routes/oauth.js';
+import { tenantOfPath } from '../routes/well-known.js';
 import { errorPage, pageContext, sendPage } from './responses.js';
 import { currentBrowserCookie } from './setup.js';
 
@@ -45,9 +44,7 @@ export function interactionPages(scope: FastifyInstance, ctx: AppContext) {
   const db = ctx.database.db;
 
   async function tenantOf(request: FastifyRequest<{ Params: Params }>): Promise<Tenant> {
-    const { tenantId } = request.params;
-    if (!isUuid(tenantId)) throw new LatchkeyError('not_found', `No tenant ${tenantId}`);
-    const tenant = await getTenant(db, tenantId);
+    const tenant = await tenantOfPath(db, request.params.tenantId);
     request.pageTenant = tenant;
     return tenant;
   }

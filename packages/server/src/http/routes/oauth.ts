@@ -15,9 +15,9 @@ import {
 } from '../../modules/oauth/provider.js';
 import { addressBucket, rateLimited } from '../../modules/rate-limit/index.js';
 import { endBrowserSession } from '../../modules/sessions/index.js';
-import { getTenant, shownLogo, type Tenant } from '../../modules/tenants/index.js';
+import { shownLogo, type Tenant } from '../../modules/tenants/index.js';
 import { getUser } from '../../modules/users/index.js';
-import { isUuid, type Schema } from '../../storage/index.js';
+import type { Schema } from '../../storage/index.js';
 import { logoutPage, messagePage } from '../../views/hosted.js';
 import { trusted } from '../../views/html.js';
 import { bearerToken } from '../bearer.js';
@@ -25,10 +25,7 @@ import type { AppContext } from '../context.js';
 import { browserCookie } from '../hosted/cookies.js';
 import { isSecure } from '../pages/cookies.js';
 import { contentSecurityPolicy } from '../pages/respond.js';
-
-const Params = Type.Object({ tenantId: Type.String({ maxLength: defaults.fields.idMaxLength }) });
-const { maxAgeSeconds, staleWhileRevalidateSeconds } = defaults.signingKeys.jwks;
-const DISCOVERY_CACHE = `public, max-age=${maxAgeSeconds}, stale-while-revalidate=${staleWhileRevalidateSeconds}`;
+import { PUBLIC_DOCUMENT_CACHE, TenantParams, tenantOfPath } from './well-known.js';
 
 /** Where each route goes in the tenant's provider, whose issuer is `{auth_url}/t/{id}`. */
 interface Endpoint {
@@ -122,8 +119,11 @@ const describe = (endpoint: Endpoint, method: string) => ({
   tags: ['oauth'],
   security: [],
   params: endpoint.url.includes(':uid')
-    ? Type.Object({ tenantId: Params.properties.tenantId, uid: Type.String({ maxLength: 64 }) })
-    : Params,
+    ? Type.Object({
+        tenantId: TenantParams.properties.tenantId,
+        uid: Type.String({ maxLength: 64 }),
+      })
+    : TenantParams,
 });
 
 /**
@@ -148,10 +148,7 @@ export function asIssuerRequest(request: FastifyRequest, publicUrl: string): Inc
  */
 export function oauthRoutes(app: FastifyInstance, ctx: AppContext) {
   const db = ctx.database.db;
-  async function tenantOf(tenantId: string): Promise<Tenant> {
-    if (!isUuid(tenantId)) throw new LatchkeyError('not_found', `No tenant ${tenantId}`);
-    return getTenant(db, tenantId);
-  }
+  const tenantOf = (tenantId: string) => tenantOfPath(db, tenantId);
 
   async function serve(
     request: FastifyRequest<{ Params: { tenantId: string } }>,
@@ -189,11 +186,8 @@ export function oauthRoutes(app: FastifyInstance, ctx: AppContext) {
     // The headers every answer has (app.ts); the provider sets its own cache-control.
     for (const [name, value] of Object.entries(reply.getHeaders()))
       if (value !== undefined) reply.raw.setHeader(name, value);
-    if (
-      endpoint.path === '/.well-known/openid-configuration' ||
-      endpoint.url.includes('.well-known')
-    )
-      reply.raw.setHeader('cache-control', DISCOVERY_CACHE);
+    if (endpoint.url.includes('/.well-known/'))
+      reply.raw.setHeader('cache-control', PUBLIC_DOCUMENT_CACHE);
     await provider.callback()(raw, reply.raw);
   }
 
@@ -289,7 +283,7 @@ function userinfoRoutes(
       'Bearer access token of the tenant, with the `openid` scope; the claims its scopes allow (`email`, `profile`). Errors are RFC 6750 (`WWW-Authenticate`).',
     tags: ['oauth'],
     security: [{ accessToken: [] }],
-    params: Params,
+    params: TenantParams,
     response: { 200: UserInfo, 401: OAuthError, 403: OAuthError },
   });
   app.get('/t/:tenantId/oauth/userinfo', { schema: schema('Get') }, answer);
