@@ -49,6 +49,11 @@ import {
   isValidEmail,
   type SignInPolicy,
 } from './modules/users/index.js';
+import {
+  type DispatcherSettings,
+  type Resolve,
+  WebhookDispatcher,
+} from './modules/webhooks/index.js';
 import { type Database, migrateToLatest, openDatabase } from './storage/index.js';
 
 export interface BuildOptions {
@@ -64,6 +69,8 @@ export interface BuildOptions {
   signInPolicy?: SignInPolicy;
   /** Told start-up warnings (a generated master secret); the log by default. */
   warn?: (message: string) => void;
+  /** Replaces webhook delivery settings of defaults.ts (tests shorten the retry waits). */
+  webhooks?: Partial<DispatcherSettings> & { resolve?: Resolve };
 }
 
 export interface App {
@@ -302,6 +309,20 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   sdkRoutes(app);
   sdkPackageRoutes(app, config.publicUrl);
   await app.ready();
+  // Every instance delivers webhooks (docs/design.md §17).
+  const { resolve, ...webhookSettings } = options.webhooks ?? {};
+  const dispatcher = new WebhookDispatcher({
+    db: database.db,
+    dialect: database.dialect,
+    box,
+    settings: webhookSettings,
+    ...(resolve && { resolve }),
+    log: {
+      warn: (fields, message) => app.log.warn(fields, message),
+      info: (fields, message) => app.log.info(fields, message),
+    },
+  });
+  dispatcher.start();
   const stopRetention = startRetention({
     db: database.db,
     onPurged: (deleted) => app.log.info({ deleted }, 'retention: expired rows deleted'),
@@ -315,6 +336,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     async close() {
       stopRetention();
       await app.close();
+      await dispatcher.stop();
       await ctx.limiter.close();
       await bus.close();
       redisHealth?.close();

@@ -12,7 +12,7 @@ import { Writable } from 'node:stream';
 import type { FastifyListenOptions } from 'fastify';
 import { Redis } from 'ioredis';
 import pg from 'pg';
-import { type App, buildApp } from '../src/app.js';
+import { type App, type BuildOptions, buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config/config.js';
 import type { Environment, Plan } from '../src/config/defaults.js';
 import type { Scope } from '../src/modules/keys/index.js';
@@ -124,6 +124,8 @@ export interface TestAppOptions {
   /** Use this database URL instead of a fresh one (several instances on one database). */
   databaseUrl?: string;
   signInPolicy?: SignInPolicy;
+  /** Webhook delivery settings (shorter retry waits, a DNS of the test's own). */
+  webhooks?: BuildOptions['webhooks'];
 }
 
 export interface TestApp extends App {
@@ -203,6 +205,7 @@ export async function startApp(
     logStream: logs,
     rateLimitPrefix: options.rateLimitPrefix ?? `lk:test:${randomUUID()}`,
     signInPolicy: options.signInPolicy,
+    webhooks: options.webhooks,
   });
   // Fastify passes its listen options on to node:net, whose `handle` adopts the socket.
   const listen: FastifyListenOptions & ListenOptions = { handle: socket, host: '127.0.0.1' };

@@ -274,6 +274,41 @@ export const defaults = {
     endedBrowserSessionsMs: 24 * 60 * 60_000,
     /** The dev outbox (no SMTP_URL). */
     outboxMs: 7 * 24 * 60 * 60_000,
+    /** Webhook messages, with their deliveries and attempts (docs/design.md §17). */
+    webhookMessagesMs: 30 * 24 * 60 * 60_000,
+  },
+  /** Webhooks (docs/design.md §17). */
+  webhooks: {
+    /** A 2xx within this long is success; anything else, or nothing, is a failed attempt. */
+    attemptTimeoutMs: 15_000,
+    /**
+     * The waits before each retry after a failed attempt, each with up to a fifth more or
+     * less at random (jitter): about three days in all, then the delivery has failed.
+     */
+    retryDelaysMs: [
+      5_000,
+      60_000,
+      5 * 60_000,
+      30 * 60_000,
+      2 * 60 * 60_000,
+      5 * 60 * 60_000,
+      10 * 60 * 60_000,
+      14 * 60 * 60_000,
+      20 * 60 * 60_000,
+      20 * 60 * 60_000,
+    ],
+    jitter: 0.2,
+    /** How often each instance looks for due deliveries: most of the lag of a healthy receiver. */
+    pollMs: 250,
+    /** Attempts in flight per instance, and per endpoint: a hanging endpoint holds only its own. */
+    maxInFlight: 64,
+    maxInFlightPerEndpoint: 4,
+    /** Endpoints served per look: each gets its share, none waits behind another's backlog. */
+    endpointsPerPoll: 50,
+    /** Kept of an answer's body, for the admin area. */
+    responseBodyBytes: 2048,
+    /** After a secret rotation the old secret signs beside the new one this long. */
+    secretGraceMs: 24 * 60 * 60_000,
   },
   /** The admin area (docs/design.md §12). */
   admin: {

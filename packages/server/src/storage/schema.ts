@@ -391,6 +391,66 @@ export interface OauthArtifactsTable {
   created_at: Millis;
 }
 
+/** A tenant's webhook endpoint (docs/design.md §17). */
+export interface WebhookEndpointsTable {
+  id: string;
+  tenant_id: string;
+  url: string;
+  /** JSON array of event types; empty: every event. */
+  events: string;
+  /** The `whsec_` signing secret, sealed with the master secret. */
+  secret_jwe: string;
+  /** The secret before the last rotation: both sign until `previous_secret_expires_at`. */
+  previous_secret_jwe: string | null;
+  previous_secret_expires_at: Millis | null;
+  disabled_at: Millis | null;
+  /** Why: `operator`, or `failing` (every delivery failed for the whole retry period). */
+  disabled_reason: string | null;
+  last_success_at: Millis | null;
+  created_at: Millis;
+  updated_at: Millis;
+}
+
+/** One event, as sent: `webhook-id` is its id, and the body never changes between attempts. */
+export interface WebhookMessagesTable {
+  /** `msg_` and 22 base64url characters. */
+  id: string;
+  tenant_id: string;
+  type: string;
+  /** The JSON body: `{ type, timestamp, data }`. */
+  body: string;
+  created_at: Millis;
+}
+
+export type WebhookDeliveryStatus = 'pending' | 'succeeded' | 'failed';
+
+/** One message to one endpoint. */
+export interface WebhookDeliveriesTable {
+  id: string;
+  tenant_id: string;
+  message_id: string;
+  endpoint_id: string;
+  status: WebhookDeliveryStatus;
+  attempts: number;
+  next_attempt_at: Millis;
+  /** Claimed by an instance until then (longer than an attempt may take). */
+  locked_until: Millis | null;
+  created_at: Millis;
+  updated_at: Millis;
+}
+
+export interface WebhookAttemptsTable {
+  id: string;
+  delivery_id: string;
+  started_at: Millis;
+  duration_ms: number;
+  /** Null when no answer came (refused address, timeout, connection error). */
+  status_code: number | null;
+  error: string | null;
+  /** The first bytes of the answer (capped). */
+  response_body: string | null;
+}
+
 export interface Schema {
   tenants: TenantsTable;
   api_keys: ApiKeysTable;
@@ -417,6 +477,10 @@ export interface Schema {
   mfa_challenges: MfaChallengesTable;
   apps: AppsTable;
   oauth_artifacts: OauthArtifactsTable;
+  webhook_endpoints: WebhookEndpointsTable;
+  webhook_messages: WebhookMessagesTable;
+  webhook_deliveries: WebhookDeliveriesTable;
+  webhook_attempts: WebhookAttemptsTable;
 }
 
 export type TenantRow = Selectable<TenantsTable>;
@@ -435,3 +499,6 @@ export type AdminSessionRow = Selectable<AdminSessionsTable>;
 export type AuditEventRow = Selectable<AuditEventsTable>;
 export type PasskeyRow = Selectable<PasskeysTable>;
 export type AppRow = Selectable<AppsTable>;
+export type WebhookEndpointRow = Selectable<WebhookEndpointsTable>;
+export type WebhookDeliveryRow = Selectable<WebhookDeliveriesTable>;
+export type WebhookAttemptRow = Selectable<WebhookAttemptsTable>;

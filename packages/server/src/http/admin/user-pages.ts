@@ -163,12 +163,15 @@ export function userPages(scope: FastifyInstance, ctx: AppContext) {
       const { tenantId, userId, factorId } = request.params;
       const tenant = await tenantForAdmin(db, admin, tenantId);
       const user = await getUser(db, tenant.id, userId);
-      const factor = await deleteFactor(db, tenant, user.id, factorId, { reset: true });
-      await auditChange(db, admin, {
-        tenantId: tenant.id,
-        userId: user.id,
-        kind: 'factor_reset',
-        detail: { email: user.email, type: factor.type, factorId: factor.id },
+      // The factor, its audit entry and its webhook event: one transaction.
+      await db.transaction().execute(async (trx) => {
+        const factor = await deleteFactor(trx, tenant, user.id, factorId, { reset: true });
+        await auditChange(trx, admin, {
+          tenantId: tenant.id,
+          userId: user.id,
+          kind: 'factor_reset',
+          detail: { email: user.email, type: factor.type, factorId: factor.id },
+        });
       });
       return seeOther(reply, `/admin/tenants/${tenant.id}/users/${user.id}?done=factor-reset`);
     },

@@ -5,9 +5,15 @@ import { type Schema, transact } from '../../storage/index.js';
 import { sealedTotpSecrets } from '../mfa/index.js';
 import { sealedSigningKeys } from '../sessions/index.js';
 import { sealedProviderSecrets } from '../social/index.js';
+import { sealedWebhookSecrets } from '../webhooks/index.js';
 
 /** Everything sealed with the master secret, by the module that owns it. */
-const STORES: SealedStore[] = [sealedSigningKeys, sealedProviderSecrets, sealedTotpSecrets];
+const STORES: SealedStore[] = [
+  sealedSigningKeys,
+  sealedProviderSecrets,
+  sealedTotpSecrets,
+  sealedWebhookSecrets,
+];
 
 /** The check value: sealed when the database first meets a secret, opened at every start. */
 const CHECK = ['master-secret', 'check'] as const;

@@ -3,6 +3,7 @@ import { LatchkeyError } from '../../errors/index.js';
 import { isUuid } from '../../storage/ids.js';
 import type { Schema } from '../../storage/index.js';
 import type { Tenant } from '../tenants/index.js';
+import { emitEvent } from '../webhooks/index.js';
 import { deleteRecoveryCodes } from './recovery-codes.js';
 
 /** The second factors of docs/design.md §13 (the password is the first). */
@@ -167,5 +168,6 @@ export async function deleteFactor(
       .where('user_id', '=', userId)
       .where('id', '=', factorId)
       .execute();
+  await emitEvent(db, tenant.id, 'user.factor_removed', { userId, factor });
   return factor;
 }

@@ -20,6 +20,7 @@ import { recordAudit } from '../audit/index.js';
 import type { AuthMethod } from '../sessions/index.js';
 import type { Tenant } from '../tenants/index.js';
 import { getUser, type User } from '../users/index.js';
+import { emitEvent } from '../webhooks/index.js';
 import { challengeCheck, claimChallenge, newChallenge, refused } from './passkey-challenges.js';
 
 /**
@@ -167,12 +168,25 @@ export async function registerPasskey(
     last_used_at: null,
   };
   try {
-    await db.insertInto('passkeys').values(row).execute();
-    await recordAudit(db, {
-      tenantId: tenant.id,
-      userId: user.id,
-      kind: 'factor_added',
-      detail: { type: 'passkey', factorId: row.id, at: 'account' },
+    await db.transaction().execute(async (trx) => {
+      await trx.insertInto('passkeys').values(row).execute();
+      await recordAudit(trx, {
+        tenantId: tenant.id,
+        userId: user.id,
+        kind: 'factor_added',
+        detail: { type: 'passkey', factorId: row.id, at: 'account' },
+      });
+      await emitEvent(trx, tenant.id, 'user.factor_added', {
+        userId: user.id,
+        factor: {
+          id: row.id,
+          type: 'passkey',
+          name: row.name,
+          confirmed: true,
+          createdAt: new Date(row.created_at).toISOString(),
+          lastUsedAt: null,
+        },
+      });
     });
   } catch (error) {
     const taken = await db

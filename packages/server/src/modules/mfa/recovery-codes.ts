@@ -4,6 +4,7 @@ import type { Kysely } from 'kysely';
 import { defaults } from '../../config/defaults.js';
 import { sha256Hex } from '../../crypto/hash.js';
 import type { Schema } from '../../storage/index.js';
+import { emitEvent } from '../webhooks/index.js';
 
 /**
  * Recovery codes (docs/design.md §13): ten single-use codes of 60 random bits
@@ -42,6 +43,18 @@ export async function replaceRecoveryCodes(
       })),
     )
     .execute();
+  await emitEvent(db, tenantId, 'user.factor_added', {
+    userId,
+    factor: {
+      id: 'recovery_code',
+      type: 'recovery_code',
+      name: 'Recovery codes',
+      confirmed: true,
+      createdAt: new Date(now).toISOString(),
+      lastUsedAt: null,
+      remaining: codes.length,
+    },
+  });
   return codes;
 }
 

@@ -9,6 +9,7 @@ import { isUuid } from '../../storage/ids.js';
 import type { Schema } from '../../storage/index.js';
 import type { Tenant } from '../tenants/index.js';
 import type { User } from '../users/index.js';
+import { emitEvent } from '../webhooks/index.js';
 
 /**
  * Authenticator apps (RFC 6238 TOTP: HMAC-SHA-1, 6 digits, 30 s steps), with @oslojs/otp's
@@ -199,11 +200,12 @@ export async function matchTotp(
 
 /**
  * Uses up a matched code: true when this call moved the app's last step forward (a code
- * sent twice at once is accepted once). Confirms an unconfirmed app.
+ * sent twice at once is accepted once). Confirms an unconfirmed app, and then records its
+ * `user.factor_added` event (docs/design.md §17) on the same handle.
  */
 export async function claimTotpStep(db: Kysely<Schema>, match: TotpMatch): Promise<boolean> {
   const now = Date.now();
-  const result = await db
+  const claimed = await db
     .updateTable('totp_factors')
     .set((eb) => ({
       last_step: match.step,
@@ -212,6 +214,21 @@ export async function claimTotpStep(db: Kysely<Schema>, match: TotpMatch): Promi
     }))
     .where('id', '=', match.factorId)
     .where((eb) => eb.or([eb('last_step', 'is', null), eb('last_step', '<', match.step)]))
+    .returning(['id', 'tenant_id', 'user_id', 'name', 'created_at', 'confirmed_at'])
     .executeTakeFirst();
-  return Number(result.numUpdatedRows) === 1;
+  if (!claimed) return false;
+  // Confirmed by this very claim: its time is now's (an app confirmed before has an older one).
+  if (Number(claimed.confirmed_at) === now)
+    await emitEvent(db, claimed.tenant_id, 'user.factor_added', {
+      userId: claimed.user_id,
+      factor: {
+        id: claimed.id,
+        type: 'totp',
+        name: claimed.name,
+        confirmed: true,
+        createdAt: new Date(claimed.created_at).toISOString(),
+        lastUsedAt: new Date(now).toISOString(),
+      },
+    });
+  return true;
 }

@@ -20,6 +20,7 @@ const endedSessions: Keep = (p) => p.endedSessionsMs;
 const spentLinks: Keep = (p) => p.spentLinksMs;
 const endedBrowsers: Keep = (p) => p.endedBrowserSessionsMs;
 const outbox: Keep = (p) => p.outboxMs;
+const webhookMessages: Keep = (p) => p.webhookMessagesMs;
 const abandonedFlows: Keep = () => socialDefaults.abandonedFlowSeconds * 1000;
 
 /**
@@ -64,6 +65,8 @@ const RULES: Rule[] = [
     ],
   },
   { table: 'mail_outbox', key: 'id', past: [['created_at', outbox]] },
+  // Their deliveries and attempts go with them (docs/design.md §17).
+  { table: 'webhook_messages', key: 'id', past: [['created_at', webhookMessages]] },
   { table: 'oauth_flows', key: 'state', past: [['expires_at', abandonedFlows]] },
   // The OpenID Provider's records (docs/design.md §14): past their end they are never found.
   {

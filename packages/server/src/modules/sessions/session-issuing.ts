@@ -12,7 +12,7 @@ import type {
 } from '../../storage/index.js';
 import type { Tenant } from '../tenants/index.js';
 import { getUser, type User } from '../users/index.js';
-import { findSession } from './session-records.js';
+import { findSession, insertSessionRow } from './session-records.js';
 import { SIGNING_ALG, type SigningKeys } from './signing-keys.service.js';
 
 /** The `scope` claim of user access tokens. */
@@ -213,7 +213,7 @@ export class SessionIssuer {
       oauth_grant_id: null,
       oauth_client_id: null,
     };
-    await insertSession(tx.db, row);
+    await insertSessionRow(tx.db, row);
     const opened = { sessionId: row.id, user, authentication: authenticationOf(row) };
     if (meta.channel === 'browser') return opened;
     const refreshToken = await newRefreshToken(tx.db, tenant.id, row.id, row.expires_at);
@@ -263,10 +263,6 @@ export class SessionIssuer {
 }
 
 // ----- Rows -----
-
-async function insertSession(db: Kysely<Schema>, row: SessionRow): Promise<void> {
-  await db.insertInto('sessions').values(row).execute();
-}
 
 async function insertRefreshToken(db: Kysely<Schema>, row: RefreshTokenRow): Promise<void> {
   await db.insertInto('refresh_tokens').values(row).execute();

@@ -3,6 +3,7 @@ import type { Kysely } from 'kysely';
 import { defaults } from '../../config/defaults.js';
 import { LatchkeyError } from '../../errors/index.js';
 import { isUuid, type Schema, type SessionRow, type Tx } from '../../storage/index.js';
+import { emitEach, emitEvent } from '../webhooks/index.js';
 import { endBrowserSessionsOf } from './browser-sessions.js';
 
 export interface Session {
@@ -78,26 +79,25 @@ export async function openOAuthSession(
 ): Promise<string> {
   const now = Date.now();
   const id = randomUUID();
-  await db
-    .insertInto('sessions')
-    .values({
-      id,
-      tenant_id: input.tenantId,
-      user_id: input.userId,
-      created_at: now,
-      last_used_at: now,
-      expires_at: now + defaults.sessions.lifetimeMs,
-      revoked_at: null,
-      revoked_reason: null,
-      ip: null,
-      user_agent: null,
-      channel: 'oauth',
-      amr: input.amr === undefined ? null : JSON.stringify(input.amr),
-      authenticated_at: input.authenticatedAt,
-      oauth_grant_id: input.grantId,
-      oauth_client_id: input.clientId,
-    })
-    .execute();
+  // With its `session.created` event: one transaction.
+  const row: SessionRow = {
+    id,
+    tenant_id: input.tenantId,
+    user_id: input.userId,
+    created_at: now,
+    last_used_at: now,
+    expires_at: now + defaults.sessions.lifetimeMs,
+    revoked_at: null,
+    revoked_reason: null,
+    ip: null,
+    user_agent: null,
+    channel: 'oauth',
+    amr: input.amr === undefined ? null : JSON.stringify(input.amr),
+    authenticated_at: input.authenticatedAt,
+    oauth_grant_id: input.grantId,
+    oauth_client_id: input.clientId,
+  };
+  await db.transaction().execute((trx) => insertSessionRow(trx, row));
   return id;
 }
 
@@ -120,6 +120,26 @@ export async function listSessions(
   return (await listSessionRows(db, tenantId, userId)).map(toSession);
 }
 
+/** The `data` of `session.created` (docs/design.md §17). */
+export function sessionCreatedData(row: SessionRow) {
+  return {
+    id: row.id,
+    userId: row.user_id,
+    channel: row.channel,
+    createdAt: new Date(row.created_at).toISOString(),
+    expiresAt: new Date(row.expires_at).toISOString(),
+    ip: row.ip,
+    userAgent: row.user_agent,
+    ...(row.oauth_client_id !== null && { clientId: row.oauth_client_id }),
+  };
+}
+
+/** Writes a new session, and its `session.created` event on the same handle. */
+export async function insertSessionRow(db: Kysely<Schema>, row: SessionRow): Promise<void> {
+  await db.insertInto('sessions').values(row).execute();
+  await emitEvent(db, row.tenant_id, 'session.created', sessionCreatedData(row));
+}
+
 // ----- Rows -----
 
 async function revokeSessionRows(
@@ -131,7 +151,7 @@ async function revokeSessionRows(
 ): Promise<string[]> {
   let query = db
     .selectFrom('sessions')
-    .select('id')
+    .select(['id', 'user_id'])
     .where('tenant_id', '=', tenantId)
     .where('revoked_at', 'is', null);
   if (filter.sessionId) query = query.where('id', '=', filter.sessionId);
@@ -139,7 +159,8 @@ async function revokeSessionRows(
   if (filter.exceptSessionId) query = query.where('id', '!=', filter.exceptSessionId);
   if (filter.oauthGrantId) query = query.where('oauth_grant_id', '=', filter.oauthGrantId);
   if (filter.oauthClientId) query = query.where('oauth_client_id', '=', filter.oauthClientId);
-  const ids = (await query.execute()).map((r) => r.id);
+  const rows = await query.execute();
+  const ids = rows.map((r) => r.id);
   if (ids.length) {
     await db
       .updateTable('sessions')
@@ -147,6 +168,13 @@ async function revokeSessionRows(
       .where('id', 'in', ids)
       .where('revoked_at', 'is', null)
       .execute();
+    const endedAt = new Date(at).toISOString();
+    await emitEach(
+      db,
+      tenantId,
+      'session.ended',
+      rows.map((r) => ({ id: r.id, userId: r.user_id, reason, endedAt })),
+    );
   }
   return ids;
 }

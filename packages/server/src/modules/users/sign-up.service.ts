@@ -79,14 +79,14 @@ function emailTaken(): LatchkeyError {
   return new LatchkeyError('email_taken', 'An account with this e-mail address already exists');
 }
 
-/** Sign-up over the API: one insert, so one statement is the whole transaction. */
+/** Sign-up over the API: the user and its `user.created` event in one transaction. */
 export async function signUp(
   deps: UsersDeps,
   tenant: Tenant,
   input: SignUpInput,
 ): Promise<SignUpResult> {
   const row = await preparePasswordUser(deps, tenant, input);
-  await insertNewUser(deps.db, row);
+  await deps.db.transaction().execute((trx) => insertNewUser(trx, row));
   return {
     userId: row.id,
     email: row.email,

@@ -8,6 +8,7 @@ import {
   transact,
   type UserRow,
 } from '../../storage/index.js';
+import { emitEvent } from '../webhooks/index.js';
 import { emailKey } from './email.js';
 import { checkMetadata, checkName } from './profile-rules.js';
 
@@ -245,8 +246,10 @@ export async function userHasPassword(
 
 // ----- The users table -----
 
+/** Writes a new user, and its `user.created` event (docs/design.md §17) on the same handle. */
 export async function insertUser(db: Kysely<Schema>, row: UserRow): Promise<void> {
   await db.insertInto('users').values(row).execute();
+  await emitEvent(db, row.tenant_id, 'user.created', toUser(row));
 }
 
 export async function findUserByEmailKey(
@@ -329,12 +332,14 @@ export async function updateUserRow(
     >
   >,
 ): Promise<void> {
-  await db
+  const result = await db
     .updateTable('users')
     .set(update)
     .where('tenant_id', '=', tenantId)
     .where('id', '=', id)
-    .execute();
+    .executeTakeFirst();
+  if (Number(result.numUpdatedRows) === 1)
+    await emitEvent(db, tenantId, 'user.updated', async () => getUser(db, tenantId, id));
 }
 
 export async function deleteUserRow(
@@ -342,10 +347,12 @@ export async function deleteUserRow(
   tenantId: string,
   id: string,
 ): Promise<boolean> {
-  const result = await db
+  const deleted = await db
     .deleteFrom('users')
     .where('tenant_id', '=', tenantId)
     .where('id', '=', id)
+    .returning(['id', 'email'])
     .executeTakeFirst();
-  return Number(result.numDeletedRows) === 1;
+  if (deleted) await emitEvent(db, tenantId, 'user.deleted', deleted);
+  return !!deleted;
 }

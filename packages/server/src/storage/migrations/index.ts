@@ -18,6 +18,7 @@ import { sessionAuthentication } from './015-session-authentication.js';
 import { secondFactors } from './016-second-factors.js';
 import { passkeys } from './017-passkeys.js';
 import { oauth } from './018-oauth.js';
+import { webhooks } from './019-webhooks.js';
 
 /** One ordered set of migrations serves SQLite and PostgreSQL alike. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -39,6 +40,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '016-second-factors': secondFactors,
   '017-passkeys': passkeys,
   '018-oauth': oauth,
+  '019-webhooks': webhooks,
 };
 
 /**

@@ -1,0 +1,102 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import type { Schema } from '../../storage/index.js';
+
+/** The events of docs/design.md §17; their `data` schemas are in events.ts. */
+export const EVENT_TYPES = [
+  'user.created',
+  'user.updated',
+  'user.deleted',
+  'session.created',
+  'session.ended',
+  'user.factor_added',
+  'user.factor_removed',
+] as const;
+
+export type EventType = (typeof EVENT_TYPES)[number];
+
+export const isEventType = (value: string): value is EventType =>
+  (EVENT_TYPES as readonly string[]).includes(value);
+
+/** `msg_` and 22 base64url characters: the `webhook-id` of every attempt of this event. */
+const messageId = () => `msg_${randomBytes(16).toString('base64url')}`;
+
+/**
+ * Records one event in the outbox, on the handle of the change's own transaction: it is
+ * delivered if and only if the change commits (docs/design.md §17). Written only when an
+ * enabled endpoint of the tenant takes this type: a tenant without webhooks pays one
+ * indexed read. `data` may be a function, run only then (a re-read of the changed row).
+ * Returns the message id, or undefined when no endpoint takes the event.
+ */
+export async function emitEvent(
+  db: Kysely<Schema>,
+  tenantId: string,
+  type: EventType,
+  data: unknown | (() => Promise<unknown>),
+): Promise<string | undefined> {
+  const takers = await takersOf(db, tenantId, type);
+  if (takers.length === 0) return undefined;
+  const payload = typeof data === 'function' ? await (data as () => Promise<unknown>)() : data;
+  return write(db, tenantId, type, payload, takers);
+}
+
+/** One event of `type` per item (the sessions one revocation ends), one read for them all. */
+export async function emitEach(
+  db: Kysely<Schema>,
+  tenantId: string,
+  type: EventType,
+  items: readonly unknown[],
+): Promise<void> {
+  if (items.length === 0) return;
+  const takers = await takersOf(db, tenantId, type);
+  if (takers.length === 0) return;
+  for (const item of items) await write(db, tenantId, type, item, takers);
+}
+
+/** The enabled endpoints of the tenant that take `type`. */
+async function takersOf(db: Kysely<Schema>, tenantId: string, type: EventType) {
+  const endpoints = await db
+    .selectFrom('webhook_endpoints')
+    .select(['id', 'events'])
+    .where('tenant_id', '=', tenantId)
+    .where('disabled_at', 'is', null)
+    .execute();
+  return endpoints.filter((e) => {
+    const events = JSON.parse(e.events) as string[];
+    return events.length === 0 || events.includes(type);
+  });
+}
+
+async function write(
+  db: Kysely<Schema>,
+  tenantId: string,
+  type: EventType,
+  data: unknown,
+  takers: { id: string }[],
+): Promise<string> {
+  const now = Date.now();
+  const id = messageId();
+  const body = JSON.stringify({ type, timestamp: new Date(now).toISOString(), data });
+  await db
+    .insertInto('webhook_messages')
+    .values({ id, tenant_id: tenantId, type, body, created_at: now })
+    .execute();
+  await db
+    .insertInto('webhook_deliveries')
+    .values(
+      takers.map((e) => ({
+        id: randomUUID(),
+        tenant_id: tenantId,
+        message_id: id,
+        endpoint_id: e.id,
+        status: 'pending' as const,
+        attempts: 0,
+        next_attempt_at: now,
+        locked_until: null,
+        created_at: now,
+        updated_at: now,
+      })),
+    )
+    .execute();
+  return id;
+}
