@@ -14,7 +14,17 @@ import { signingSecrets } from './endpoints.service.js';
 const http = process.getBuiltinModule('node:http');
 const https = process.getBuiltinModule('node:https');
 
-export type DispatcherSettings = typeof defaults.webhooks;
+/** defaults.webhooks, widened: tests shorten the waits. */
+export interface DispatcherSettings {
+  attemptTimeoutMs: number;
+  retryDelaysMs: readonly number[];
+  jitter: number;
+  pollMs: number;
+  maxInFlight: number;
+  maxInFlightPerEndpoint: number;
+  endpointsPerPoll: number;
+  responseBodyBytes: number;
+}
 
 export interface DispatcherOptions {
   db: Kysely<Schema>;
