@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { socialDefaults } from '../src/config/defaults.js';
 import { readOutbox } from '../src/modules/email/index.js';
 import { setProvider, startFlow } from '../src/modules/social/index.js';
+import { createEndpoint } from '../src/modules/webhooks/index.js';
 import {
   DEFAULT_ACCOUNTS,
   PROVIDER_IDS,
@@ -24,6 +25,7 @@ import {
   type TestApp,
   type TestTenant,
 } from './support.js';
+import { startReceiver } from './webhook-receiver.js';
 
 const ORIGIN = 'http://localhost:5173';
 
@@ -609,6 +611,41 @@ describe.each(DIALECTS)('social sign-in against real provider servers on %s', (d
     const fragment = fragmentOf(back);
     expect(fragment.get('state')).toBe('lib-state');
     expect(fragment.get('code')).toBeTruthy();
+  });
+
+  it('a new user from a provider sends user.created and session.created webhooks (docs/design.md §17)', async () => {
+    const tenant = await app.tenant({ allowedOrigins: [ORIGIN] });
+    await enable(tenant, 'github');
+    const secrets: string[] = [];
+    const receiver = await startReceiver({ secrets: () => secrets });
+    try {
+      const { secret } = await createEndpoint(
+        { db: app.ctx.database.db, box: app.ctx.box },
+        tenant.tenant,
+        { url: receiver.url },
+      );
+      secrets.push(secret);
+      const address = email('hooked-github');
+      providers.github.next({
+        ...DEFAULT_ACCOUNTS.github,
+        sub: `github-hook-${Date.now()}`,
+        email: address,
+        emailVerified: true,
+      });
+      const { res, html } = await signInWith('github', tenant);
+      expect(res.status, html).toBe(303);
+      await eventually(async () =>
+        receiver.ofType('user.created').length && receiver.ofType('session.created').length
+          ? true
+          : undefined,
+      );
+      const [created] = receiver.ofType('user.created');
+      expect(created?.body.data).toMatchObject({ email: address, emailVerified: true });
+      expect(receiver.ofType('session.created')[0]?.body.data.userId).toBe(created?.body.data.id);
+      expect(receiver.received.every((r) => r.verified)).toBe(true);
+    } finally {
+      await receiver.close();
+    }
   });
 
   it('the start service holds one client address to its starts per window', async () => {

@@ -20,6 +20,7 @@ import {
   updateEndpoint,
 } from '../src/modules/webhooks/index.js';
 import {
+  browserSignIn,
   DIALECTS,
   email,
   eventually,
@@ -182,6 +183,48 @@ describe.each(DIALECTS)('webhooks on %s', (dialect) => {
     expect(receiver.ofType('user.deleted')[0]?.body.data).toEqual({ id: userId, email: address });
     // Each event once: a healthy receiver gets no repeats.
     expect(new Set(receiver.received.map((r) => r.id)).size).toBe(receiver.received.length);
+  });
+
+  it('sends the events of the hosted pages too: sign-up, sign-in and sign-out in a browser', async () => {
+    const ORIGIN = 'http://localhost:5173';
+    const tenant = await app.tenant({ allowedOrigins: [ORIGIN] });
+    const { receiver } = await hooked({ tenant });
+    const query = new URLSearchParams({
+      pk: tenant.publishableKey,
+      redirect_url: `${ORIGIN}/cb`,
+    }).toString();
+    const form = await app.request(`/sign-up?${query}`);
+    const cookie = form.headers
+      .getSetCookie()
+      .map((c) => c.split(';')[0])
+      .join('; ');
+    const csrf = /name="_csrf" value="([^"]+)"/.exec(await form.text())?.[1] as string;
+    const address = email('hosted');
+    const up = await app.request(`/sign-up?${query}`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', cookie },
+      body: new URLSearchParams({ _csrf: csrf, email: address, password: PASSWORD }).toString(),
+    });
+    expect(up.status).toBe(303);
+    const tokens = await browserSignIn(app, tenant, { email: address, password: PASSWORD }, ORIGIN);
+    const out = await app.request('/v1/client/sign-out', {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'x-latchkey-publishable-key': tenant.publishableKey,
+        origin: ORIGIN,
+      },
+      body: JSON.stringify({ refresh_token: tokens.refreshToken }),
+    });
+    expect(out.status).toBeLessThan(300);
+    await eventually(async () => (receiver.ofType('session.ended').length ? true : undefined));
+    const created = receiver.ofType('user.created');
+    expect(created.map((r) => r.body.data.email)).toEqual([address]);
+    const sessions = receiver.ofType('session.created').map((r) => r.body.data);
+    expect(sessions.every((s) => s.userId === created[0]?.body.data.id)).toBe(true);
+    expect(sessions.map((s) => s.channel)).toContain('browser');
+    expect(receiver.received.every((r) => r.verified)).toBe(true);
   });
 
   it('sends an endpoint only the events it chose, and nothing to a disabled one', async () => {
