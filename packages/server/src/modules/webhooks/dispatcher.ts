@@ -39,6 +39,9 @@ export interface DispatcherOptions {
   };
 }
 
+/** How often an instance looks while the database does not answer. */
+const FAILING_POLL_MS = 5_000;
+
 interface Claimed {
   id: string;
   message_id: string;
@@ -74,6 +77,8 @@ export class WebhookDispatcher {
   #timer: NodeJS.Timeout | undefined;
   #running = false;
   #stopped = false;
+  /** The last look failed (the database is unreachable). */
+  #failing = false;
   #looking: Promise<void> = Promise.resolve();
   readonly #attempts = new Set<Promise<void>>();
   /** Ends the attempts in flight when the instance stops. */
@@ -117,16 +122,22 @@ export class WebhookDispatcher {
   async #look(): Promise<void> {
     if (this.#running || this.#stopped) return;
     this.#running = true;
-    let full = false;
+    let next = this.#settings.pollMs;
     try {
-      full = await this.#claimAndSend();
+      // A full look leaves more to do: look again at once.
+      if (await this.#claimAndSend()) next = 0;
+      if (this.#failing) this.#log.info({}, 'webhooks: the database answers again');
+      this.#failing = false;
     } catch (error) {
-      this.#log.warn({ err: error }, 'webhooks: looking for due deliveries failed; retried');
+      // Told once per outage, and looked at less often meanwhile.
+      if (!this.#failing)
+        this.#log.warn({ err: error }, 'webhooks: looking for due deliveries failed; retrying');
+      this.#failing = true;
+      next = FAILING_POLL_MS;
     } finally {
       this.#running = false;
     }
-    // A full look leaves more to do: look again at once.
-    this.#schedule(full ? 0 : this.#settings.pollMs);
+    this.#schedule(next);
   }
 
   /** Claims what is due, endpoint by endpoint, and starts its attempts; true if it took all it could. */
