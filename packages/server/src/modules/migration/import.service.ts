@@ -155,7 +155,7 @@ export async function importUsers(
   return summary;
 }
 
-const TRANSACTION_ROWS = 10_000;
+const TRANSACTION_ROWS = 50_000;
 const TRANSACTION_MS = 500;
 
 const emptySummary = (): ImportSummary => ({
@@ -363,18 +363,33 @@ async function writeBatch(
   // compared below. A batch that fails (an identity another user holds) is written again
   // row by row, each in its savepoint (docs/design.md §16).
   const inserted = new Set<string>();
-  const bulk =
-    fresh.length > 0 &&
-    (await inSavepoint(trx, async () => {
-      const keys = how.sqlite
-        ? await insertNewSqlite(trx, how.sqlite, tenant.id, fresh)
-        : await insertRows(trx, tenant.id, fresh, how.arrays, true);
+  const refusedHere = new Set<Prepared>();
+  let several = fresh;
+  if (how.sqlite) {
+    // On SQLite a row without identities is one INSERT ... ON CONFLICT DO NOTHING: the
+    // statement is whole or absent by itself (SQLite undoes a failed statement alone), so
+    // it needs no savepoint. Rows of several statements (identities) keep theirs below.
+    several = [];
+    const single: Prepared[] = [];
+    for (const row of fresh) (row.identities.length === 0 ? single : several).push(row);
+    for (const row of single) {
+      const outcome = insertSingleSqlite(how.sqlite, row.user);
+      if (outcome === true) inserted.add(row.user.email_key);
+      else if (outcome !== false) {
+        refusedHere.add(row);
+        summary.refused.push({ line: row.line, reason: outcome });
+      }
+    }
+  }
+  if (several.length > 0)
+    await inSavepoint(trx, async () => {
+      const keys = await insertRows(trx, tenant.id, several, how.arrays, true);
       for (const key of keys) inserted.add(key);
-    }));
+    });
   const others: Prepared[] = [];
   for (const row of fresh) {
-    if (bulk === true && inserted.has(row.user.email_key)) imported(summary, row);
-    else others.push(row);
+    if (inserted.has(row.user.email_key)) imported(summary, row);
+    else if (!refusedHere.has(row)) others.push(row);
   }
   if (others.length === 0) return;
   const existing = await existingUsers(trx, tenant.id, [
@@ -489,15 +504,11 @@ const sqliteInserts = new WeakMap<
 >();
 
 /**
- * insertRows(..., skipExisting) on SQLite's own connection (inside `trx`, which runs on
- * it): one prepared single-row insert, run per row. Same statement, same outcome.
+ * One user of no identities on SQLite's own connection (inside the open transaction, which
+ * runs on it), by one statement prepared once: true (written), false (the e-mail key
+ * exists: skipped), or why the database refused it (nothing of it stays).
  */
-async function insertNewSqlite(
-  trx: Transaction<Schema>,
-  sqlite: SQLiteDatabase,
-  tenantId: string,
-  rows: Prepared[],
-): Promise<string[]> {
+function insertSingleSqlite(sqlite: SQLiteDatabase, u: UserRow): boolean | string {
   let insert = sqliteInserts.get(sqlite);
   if (!insert) {
     insert = sqlite.prepare(
@@ -506,31 +517,27 @@ async function insertNewSqlite(
     );
     sqliteInserts.set(sqlite, insert);
   }
-  const written: Prepared[] = [];
-  for (const row of rows) {
-    const u = row.user;
+  try {
     // `changes` tells a row written from one skipped; RETURNING would double the cost.
-    const done = insert.run(
-      u.id,
-      u.tenant_id,
-      u.email,
-      u.email_key,
-      u.password_hash,
-      u.name,
-      u.metadata,
-      u.roles,
-      u.email_verified_at,
-      u.disabled_at,
-      u.created_at,
-      u.updated_at,
+    return (
+      insert.run(
+        u.id,
+        u.tenant_id,
+        u.email,
+        u.email_key,
+        u.password_hash,
+        u.name,
+        u.metadata,
+        u.roles,
+        u.email_verified_at,
+        u.disabled_at,
+        u.created_at,
+        u.updated_at,
+      ).changes === 1
     );
-    if (done.changes === 1) written.push(row);
+  } catch (error) {
+    return reasonOf(error);
   }
-  const identities = written.flatMap((r) =>
-    r.identities.map((i) => identityRow(tenantId, r.user.id, i, r.user.created_at)),
-  );
-  if (identities.length > 0) await trx.insertInto('identities').values(identities).execute();
-  return written.map((r) => r.user.email_key);
 }
 
 async function insertIdentities(
