@@ -348,6 +348,57 @@ describe.each(DIALECTS)('import and export on %s', (dialect) => {
     expect(text.stderr).toContain('refused line 11: ');
   });
 
+  it('--dry-run reports an e-mail repeated across transactions as a real run does', async () => {
+    // More rows than one transaction holds (10,000), then rows repeating the first two
+    // e-mail addresses: one with the same data (unchanged), one with other data (refused).
+    const rows = Array.from({ length: 10_050 }, (_, i) => line({ email: `many${i}@example.com` }));
+    rows.push(line({ email: 'many0@example.com' }));
+    rows.push(line({ email: 'many1@example.com', name: 'Someone Else' }));
+    const many = join(dir, 'repeated.jsonl');
+    writeFileSync(many, `${rows.join('\n')}\n`);
+    const run = async (...extra: string[]) => {
+      const t = await app.tenant();
+      const r = await cli(
+        'import',
+        '--tenant',
+        t.tenant.id,
+        '--from',
+        'latchkey',
+        many,
+        '--json',
+        ...extra,
+      );
+      const { dryRun: _, ...summary } = summaryOf(r);
+      return summary;
+    };
+    const dry = await run('--dry-run');
+    const real = await run();
+    expect(real).toMatchObject({ imported: 10_050, unchanged: 1 });
+    expect(real.refused.map((r: Body) => r.line)).toEqual([10_052]);
+    expect(dry).toEqual(real);
+  });
+
+  it('many refused rows: each is reported on stderr, the summary keeps the first 1,000 and counts all', async () => {
+    const bad = join(dir, 'bad.jsonl');
+    writeFileSync(
+      bad,
+      `${Array.from({ length: 3_000 }, () => line({ email: 'not an address' })).join('\n')}\n`,
+    );
+    const t = await app.tenant();
+    const json = await cli('import', '--tenant', t.tenant.id, '--from', 'latchkey', bad, '--json');
+    expect(json.code).toBe(1);
+    const summary = summaryOf(json);
+    expect(summary).toMatchObject({ imported: 0, refusedCount: 3_000 });
+    expect(summary.refused).toHaveLength(1_000);
+    expect(summary.refused[999].line).toBe(1_000);
+    const text = await cli('import', '--tenant', t.tenant.id, '--from', 'latchkey', bad);
+    expect(text.stdout).toContain('imported 0, updated 0, unchanged 0, refused 3000');
+    const lines = text.stderr.split('\n').filter((l) => l.startsWith('refused line '));
+    expect(lines).toHaveLength(3_000);
+    expect(lines[2_999]).toMatch(/^refused line 3000: /);
+    expect(await usersOf(t)).toEqual([]);
+  });
+
   it('names what is not built, and refuses bad arguments', async () => {
     const vendor = await cli('import', '--tenant', target.tenant.id, '--from', 'nope', file);
     expect(vendor).toMatchObject({ code: 2 });

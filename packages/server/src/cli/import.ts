@@ -10,6 +10,7 @@ import {
   importUsers,
   PARSERS,
   type ParserOptions,
+  type ReportKind,
 } from '../modules/migration/index.js';
 import { getTenant } from '../modules/tenants/index.js';
 import { integer, parse, required, UsageError } from './args.js';
@@ -79,22 +80,27 @@ export async function importCommand(
       dryRun: values['dry-run'] === true,
       update: values.update === true,
       onProgress: progress,
+      // Every entry on stderr as its outcome is final: the summary keeps only the first ones.
+      onReport: (kind, r) => output.err(`${REPORT_PREFIX[kind]} line ${r.line}: ${r.reason}`),
     },
   );
-  const refused = summary.refused.length;
+  const refused = summary.refusedCount;
   if (values.json) {
     json(output, { dryRun: values['dry-run'] === true, ...summary });
   } else {
     const dry = values['dry-run'] ? ' (dry run: nothing written)' : '';
     output.out(
-      `imported ${summary.imported}, updated ${summary.updated}, unchanged ${summary.unchanged}, refused ${refused}, without password ${summary.passwordless.length}, notes ${summary.notes.length}${dry}`,
+      `imported ${summary.imported}, updated ${summary.updated}, unchanged ${summary.unchanged}, refused ${refused}, without password ${summary.passwordlessCount}, notes ${summary.notesCount}${dry}`,
     );
-    for (const r of summary.refused) output.err(`refused line ${r.line}: ${r.reason}`);
-    for (const r of summary.passwordless) output.err(`no password line ${r.line}: ${r.reason}`);
-    for (const r of summary.notes) output.err(`not carried line ${r.line}: ${r.reason}`);
   }
   return refused > 0 ? 1 : 0;
 }
+
+const REPORT_PREFIX: Record<ReportKind, string> = {
+  refused: 'refused',
+  passwordless: 'no password',
+  notes: 'not carried',
+};
 
 /** Rows, rate and time left on stderr, at most once a second, and once at the end. */
 function progressLine(output: Output, size: number, bytesRead: () => number) {

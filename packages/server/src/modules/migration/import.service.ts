@@ -34,17 +34,31 @@ export interface ImportOptions {
   onProgress?: (progress: ImportProgress) => void;
   /** Rows per transaction (default 500: more holds more garbage at once for little gain). */
   batchSize?: number;
+  /**
+   * Each refused row, user without password and note, in line order, once its outcome is
+   * final (its transaction committed). The summary keeps only the first REPORT_KEPT of each.
+   */
+  onReport?: (kind: ReportKind, entry: RowRefusal) => void;
 }
+
+export type ReportKind = 'refused' | 'passwordless' | 'notes';
+
+/** Entries of each list the summary keeps; the rest are counted (and given to onReport). */
+const REPORT_KEPT = 1000;
 
 export interface ImportSummary {
   imported: number;
   updated: number;
   unchanged: number;
+  /** The first REPORT_KEPT refused rows; refusedCount counts them all. */
   refused: RowRefusal[];
-  /** Imported without a password (unknown or malformed hash): they reset it. */
+  refusedCount: number;
+  /** Imported without a password (unknown or malformed hash): they reset it. First REPORT_KEPT. */
   passwordless: RowRefusal[];
-  /** What the source held that was not carried (ImportedUser.notes), by line. */
+  passwordlessCount: number;
+  /** What the source held that was not carried (ImportedUser.notes), by line. First REPORT_KEPT. */
   notes: RowRefusal[];
+  notesCount: number;
 }
 
 /** A row checked and turned into what is written. */
@@ -78,23 +92,38 @@ export async function importUsers(
   // a WAL checkpoint), and a bound keeps other writers' waits short. Outcomes count only
   // once their transaction has committed.
   let open: { trx: ControlledTransaction<Schema>; since: number; rows: number } | undefined;
+  // A dry run keeps one transaction to the end (rolled back), so that it sees its own rows
+  // as a real run would: a repeated e-mail is then reported as on a real run.
   let pending = emptySummary();
+  let unflushed = 0;
   const settle = async (force: boolean) => {
-    if (!open) return;
-    if (!force && open.rows < TRANSACTION_ROWS && Date.now() - open.since < TRANSACTION_MS) return;
-    const { trx } = open;
-    open = undefined;
-    if (options.dryRun) await trx.rollback().execute();
-    else await trx.commit().execute();
-    merge(summary, pending);
+    if (
+      open &&
+      (force ||
+        (!options.dryRun &&
+          (open.rows >= TRANSACTION_ROWS || Date.now() - open.since >= TRANSACTION_MS)))
+    ) {
+      const { trx } = open;
+      open = undefined;
+      if (options.dryRun) await trx.rollback().execute();
+      else await trx.commit().execute();
+    }
+    if (open && !options.dryRun) return;
+    merge(summary, pending, options.onReport);
     pending = emptySummary();
   };
   const flush = async () => {
+    const rowsRead = unflushed;
+    unflushed = 0;
+    if (open) open.rows += rowsRead;
     if (batch.length > 0) {
       const taken = batch;
       batch = [];
-      open ??= { trx: await deps.db.startTransaction().execute(), since: Date.now(), rows: 0 };
-      open.rows += taken.length;
+      open ??= {
+        trx: await deps.db.startTransaction().execute(),
+        since: Date.now(),
+        rows: rowsRead,
+      };
       await writeBatch(open.trx, tenant, taken, pending, options, {
         arrays: deps.dialect === 'postgres',
         sqlite: deps.sqlite,
@@ -106,13 +135,15 @@ export async function importUsers(
   try {
     for await (const row of rows) {
       read++;
+      unflushed++;
       if (!isRefusal(row))
-        for (const note of row.notes ?? []) summary.notes.push({ line: row.line, reason: note });
+        for (const note of row.notes ?? []) pending.notes.push({ line: row.line, reason: note });
       const prepared = isRefusal(row) ? row : prepare(tenant, row);
       if ('reason' in prepared)
-        summary.refused.push({ line: prepared.line, reason: prepared.reason });
+        pending.refused.push({ line: prepared.line, reason: prepared.reason });
       else batch.push(prepared);
-      if (batch.length >= size) await flush();
+      // Counted in rows read, not rows kept: refused rows wait in `pending` until a flush.
+      if (unflushed >= size) await flush();
     }
     await flush();
     await settle(true);
@@ -121,11 +152,10 @@ export async function importUsers(
     throw error;
   }
   options.onProgress?.({ rows: read, elapsedMs: Date.now() - started });
-  summary.refused.sort((a, b) => a.line - b.line);
   return summary;
 }
 
-const TRANSACTION_ROWS = 10_000;
+const TRANSACTION_ROWS = 50_000;
 const TRANSACTION_MS = 500;
 
 const emptySummary = (): ImportSummary => ({
@@ -133,16 +163,26 @@ const emptySummary = (): ImportSummary => ({
   updated: 0,
   unchanged: 0,
   refused: [],
+  refusedCount: 0,
   passwordless: [],
+  passwordlessCount: 0,
   notes: [],
+  notesCount: 0,
 });
 
-function merge(into: ImportSummary, from: ImportSummary) {
+/** Adds a settled transaction's outcomes (consecutive lines) to the run's, in line order. */
+function merge(into: ImportSummary, from: ImportSummary, onReport: ImportOptions['onReport']) {
   into.imported += from.imported;
   into.updated += from.updated;
   into.unchanged += from.unchanged;
-  into.refused.push(...from.refused);
-  into.passwordless.push(...from.passwordless);
+  for (const kind of ['refused', 'passwordless', 'notes'] as const) {
+    const entries = from[kind].sort((a, b) => a.line - b.line);
+    into[`${kind}Count`] += entries.length;
+    for (const entry of entries) {
+      if (into[kind].length < REPORT_KEPT) into[kind].push(entry);
+      onReport?.(kind, entry);
+    }
+  }
 }
 
 function prepare(tenant: Tenant, row: ImportedUser): Prepared | RowRefusal {
@@ -323,18 +363,33 @@ async function writeBatch(
   // compared below. A batch that fails (an identity another user holds) is written again
   // row by row, each in its savepoint (docs/design.md §16).
   const inserted = new Set<string>();
-  const bulk =
-    fresh.length > 0 &&
-    (await inSavepoint(trx, async () => {
-      const keys = how.sqlite
-        ? await insertNewSqlite(trx, how.sqlite, tenant.id, fresh)
-        : await insertRows(trx, tenant.id, fresh, how.arrays, true);
+  const refusedHere = new Set<Prepared>();
+  let several = fresh;
+  if (how.sqlite) {
+    // On SQLite a row without identities is one INSERT ... ON CONFLICT DO NOTHING: the
+    // statement is whole or absent by itself (SQLite undoes a failed statement alone), so
+    // it needs no savepoint. Rows of several statements (identities) keep theirs below.
+    several = [];
+    const single: Prepared[] = [];
+    for (const row of fresh) (row.identities.length === 0 ? single : several).push(row);
+    for (const row of single) {
+      const outcome = insertSingleSqlite(how.sqlite, row.user);
+      if (outcome === true) inserted.add(row.user.email_key);
+      else if (outcome !== false) {
+        refusedHere.add(row);
+        summary.refused.push({ line: row.line, reason: outcome });
+      }
+    }
+  }
+  if (several.length > 0)
+    await inSavepoint(trx, async () => {
+      const keys = await insertRows(trx, tenant.id, several, how.arrays, true);
       for (const key of keys) inserted.add(key);
-    }));
+    });
   const others: Prepared[] = [];
   for (const row of fresh) {
-    if (bulk === true && inserted.has(row.user.email_key)) imported(summary, row);
-    else others.push(row);
+    if (inserted.has(row.user.email_key)) imported(summary, row);
+    else if (!refusedHere.has(row)) others.push(row);
   }
   if (others.length === 0) return;
   const existing = await existingUsers(trx, tenant.id, [
@@ -449,15 +504,11 @@ const sqliteInserts = new WeakMap<
 >();
 
 /**
- * insertRows(..., skipExisting) on SQLite's own connection (inside `trx`, which runs on
- * it): one prepared single-row insert, run per row. Same statement, same outcome.
+ * One user of no identities on SQLite's own connection (inside the open transaction, which
+ * runs on it), by one statement prepared once: true (written), false (the e-mail key
+ * exists: skipped), or why the database refused it (nothing of it stays).
  */
-async function insertNewSqlite(
-  trx: Transaction<Schema>,
-  sqlite: SQLiteDatabase,
-  tenantId: string,
-  rows: Prepared[],
-): Promise<string[]> {
+function insertSingleSqlite(sqlite: SQLiteDatabase, u: UserRow): boolean | string {
   let insert = sqliteInserts.get(sqlite);
   if (!insert) {
     insert = sqlite.prepare(
@@ -466,31 +517,27 @@ async function insertNewSqlite(
     );
     sqliteInserts.set(sqlite, insert);
   }
-  const written: Prepared[] = [];
-  for (const row of rows) {
-    const u = row.user;
+  try {
     // `changes` tells a row written from one skipped; RETURNING would double the cost.
-    const done = insert.run(
-      u.id,
-      u.tenant_id,
-      u.email,
-      u.email_key,
-      u.password_hash,
-      u.name,
-      u.metadata,
-      u.roles,
-      u.email_verified_at,
-      u.disabled_at,
-      u.created_at,
-      u.updated_at,
+    return (
+      insert.run(
+        u.id,
+        u.tenant_id,
+        u.email,
+        u.email_key,
+        u.password_hash,
+        u.name,
+        u.metadata,
+        u.roles,
+        u.email_verified_at,
+        u.disabled_at,
+        u.created_at,
+        u.updated_at,
+      ).changes === 1
     );
-    if (done.changes === 1) written.push(row);
+  } catch (error) {
+    return reasonOf(error);
   }
-  const identities = written.flatMap((r) =>
-    r.identities.map((i) => identityRow(tenantId, r.user.id, i, r.user.created_at)),
-  );
-  if (identities.length > 0) await trx.insertInto('identities').values(identities).execute();
-  return written.map((r) => r.user.email_key);
 }
 
 async function insertIdentities(

@@ -5,6 +5,7 @@ export {
   type ImportProgress,
   type ImportSummary,
   importUsers,
+  type ReportKind,
 } from './import.service.js';
 export { IMPORT_SOURCES, type ImportSource, PARSERS } from './parsers/index.js';
 export type {
