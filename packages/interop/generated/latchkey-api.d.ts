@@ -663,7 +663,148 @@ export interface paths {
         trace?: never;
     };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    "user.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * user.created
+         * @description A user was made (a sign-up, by any path). Verify the signature (Standard Webhooks) over the raw body before reading it; delivery is at least once.
+         */
+        post: operations["webhook.user.created"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "user.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * user.updated
+         * @description A user's profile, metadata, roles, e-mail verification or disabled state changed. Verify the signature (Standard Webhooks) over the raw body before reading it; delivery is at least once.
+         */
+        post: operations["webhook.user.updated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "user.deleted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * user.deleted
+         * @description A user was deleted. Verify the signature (Standard Webhooks) over the raw body before reading it; delivery is at least once.
+         */
+        post: operations["webhook.user.deleted"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "session.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * session.created
+         * @description A user signed in: a new session (server, browser or an OAuth client). Verify the signature (Standard Webhooks) over the raw body before reading it; delivery is at least once.
+         */
+        post: operations["webhook.session.created"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "session.ended": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * session.ended
+         * @description A session ended: signed out, revoked, or ended with its user, grant or app. Verify the signature (Standard Webhooks) over the raw body before reading it; delivery is at least once.
+         */
+        post: operations["webhook.session.ended"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "user.factor_added": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * user.factor_added
+         * @description A second factor was set up: an authenticator app confirmed, a passkey, recovery codes. Verify the signature (Standard Webhooks) over the raw body before reading it; delivery is at least once.
+         */
+        post: operations["webhook.user.factor_added"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "user.factor_removed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * user.factor_removed
+         * @description A second factor was removed. Verify the signature (Standard Webhooks) over the raw body before reading it; delivery is at least once.
+         */
+        post: operations["webhook.user.factor_removed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
         /** Problem */
@@ -3006,6 +3147,309 @@ export interface operations {
         requestBody?: never;
         responses: {
             /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook.user.created": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The message id (msg_...): the same in every retry and resend; dedupe by it */
+                "webhook-id": string;
+                /** @description Unix seconds when this attempt was signed */
+                "webhook-timestamp": string;
+                /** @description v1,<base64 HMAC-SHA256>, space-separated: two during a secret rotation grace period */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    type: "user.created";
+                    /**
+                     * Format: date-time
+                     * @description When the event happened
+                     */
+                    timestamp: string;
+                    data: components["schemas"]["User"];
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx within 15 s is success; anything else, or no answer, is retried with the same webhook-id */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook.user.updated": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The message id (msg_...): the same in every retry and resend; dedupe by it */
+                "webhook-id": string;
+                /** @description Unix seconds when this attempt was signed */
+                "webhook-timestamp": string;
+                /** @description v1,<base64 HMAC-SHA256>, space-separated: two during a secret rotation grace period */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    type: "user.updated";
+                    /**
+                     * Format: date-time
+                     * @description When the event happened
+                     */
+                    timestamp: string;
+                    data: components["schemas"]["User"];
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx within 15 s is success; anything else, or no answer, is retried with the same webhook-id */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook.user.deleted": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The message id (msg_...): the same in every retry and resend; dedupe by it */
+                "webhook-id": string;
+                /** @description Unix seconds when this attempt was signed */
+                "webhook-timestamp": string;
+                /** @description v1,<base64 HMAC-SHA256>, space-separated: two during a secret rotation grace period */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    type: "user.deleted";
+                    /**
+                     * Format: date-time
+                     * @description When the event happened
+                     */
+                    timestamp: string;
+                    data: {
+                        /** Format: uuid */
+                        id: string;
+                        email: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx within 15 s is success; anything else, or no answer, is retried with the same webhook-id */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook.session.created": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The message id (msg_...): the same in every retry and resend; dedupe by it */
+                "webhook-id": string;
+                /** @description Unix seconds when this attempt was signed */
+                "webhook-timestamp": string;
+                /** @description v1,<base64 HMAC-SHA256>, space-separated: two during a secret rotation grace period */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    type: "session.created";
+                    /**
+                     * Format: date-time
+                     * @description When the event happened
+                     */
+                    timestamp: string;
+                    data: {
+                        /** Format: uuid */
+                        id: string;
+                        /** Format: uuid */
+                        userId: string;
+                        channel: "server" | "browser" | "oauth";
+                        /** Format: date-time */
+                        createdAt: string;
+                        /** Format: date-time */
+                        expiresAt: string;
+                        ip: string | null;
+                        userAgent: string | null;
+                        /** @description The OAuth client (app_...) of an oauth session */
+                        clientId?: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx within 15 s is success; anything else, or no answer, is retried with the same webhook-id */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook.session.ended": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The message id (msg_...): the same in every retry and resend; dedupe by it */
+                "webhook-id": string;
+                /** @description Unix seconds when this attempt was signed */
+                "webhook-timestamp": string;
+                /** @description v1,<base64 HMAC-SHA256>, space-separated: two during a secret rotation grace period */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    type: "session.ended";
+                    /**
+                     * Format: date-time
+                     * @description When the event happened
+                     */
+                    timestamp: string;
+                    data: {
+                        /** Format: uuid */
+                        id: string;
+                        /** Format: uuid */
+                        userId: string;
+                        /** @description Why it ended, e.g. signed_out */
+                        reason: string;
+                        /** Format: date-time */
+                        endedAt: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx within 15 s is success; anything else, or no answer, is retried with the same webhook-id */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook.user.factor_added": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The message id (msg_...): the same in every retry and resend; dedupe by it */
+                "webhook-id": string;
+                /** @description Unix seconds when this attempt was signed */
+                "webhook-timestamp": string;
+                /** @description v1,<base64 HMAC-SHA256>, space-separated: two during a secret rotation grace period */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    type: "user.factor_added";
+                    /**
+                     * Format: date-time
+                     * @description When the event happened
+                     */
+                    timestamp: string;
+                    /** @description The user and the factor, never its secret */
+                    data: {
+                        /** Format: uuid */
+                        userId: string;
+                        factor: components["schemas"]["Factor"];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx within 15 s is success; anything else, or no answer, is retried with the same webhook-id */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook.user.factor_removed": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The message id (msg_...): the same in every retry and resend; dedupe by it */
+                "webhook-id": string;
+                /** @description Unix seconds when this attempt was signed */
+                "webhook-timestamp": string;
+                /** @description v1,<base64 HMAC-SHA256>, space-separated: two during a secret rotation grace period */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    type: "user.factor_removed";
+                    /**
+                     * Format: date-time
+                     * @description When the event happened
+                     */
+                    timestamp: string;
+                    /** @description The user and the factor, never its secret */
+                    data: {
+                        /** Format: uuid */
+                        userId: string;
+                        factor: components["schemas"]["Factor"];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx within 15 s is success; anything else, or no answer, is retried with the same webhook-id */
             200: {
                 headers: {
                     [name: string]: unknown;

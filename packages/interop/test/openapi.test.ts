@@ -1,7 +1,8 @@
 /**
- * The OpenAPI document as tools read it: Redocly's recommended rules find no error, and a
+ * The OpenAPI document as tools read it: Redocly's recommended rules find no error, a
  * client generated from it (openapi-typescript types, openapi-fetch) signs a user up and
- * redeems a hosted sign-in's PKCE code with no hand-written request shapes.
+ * redeems a hosted sign-in's PKCE code with no hand-written request shapes, and its
+ * `webhooks` describe every event as Latchkey really writes it.
  */
 import { execFile } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
@@ -9,12 +10,15 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
 import createClient from 'openapi-fetch';
 import openapiTS, { astToString } from 'openapi-typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createEndpoint, EVENT_TYPES } from '../../server/src/modules/webhooks/index.js';
 import type { TestApp, TestTenant } from '../../server/test/support.js';
 import type { paths } from '../generated/latchkey-api.js';
-import { PASSWORD, startLatchkey } from './latchkey.js';
+import { PASSWORD, signIn, startLatchkey } from './latchkey.js';
 
 const GENERATED = new URL('../generated/latchkey-api.d.ts', import.meta.url);
 const REDOCLY = new URL('../../../node_modules/.bin/redocly', import.meta.url).pathname;
@@ -60,6 +64,88 @@ describe('the OpenAPI document', () => {
     const generated = astToString(await openapiTS(document as never));
     if (process.env.LATCHKEY_UPDATE_GENERATED === '1') await writeFile(GENERATED, generated);
     expect(await readFile(GENERATED, 'utf8')).toBe(generated);
+  });
+});
+
+describe('the webhooks of the OpenAPI document (docs/design.md §17)', () => {
+  type Operation = {
+    requestBody: { content: Record<string, { schema: unknown }> };
+    parameters: { name: string; in: string; required: boolean }[];
+    responses: Record<string, unknown>;
+  };
+  const webhooks = () => document.webhooks as Record<string, { post: Operation }>;
+
+  it('lists every event, each a signed POST of {type, timestamp, data} answered 2xx', () => {
+    expect(document.openapi).toBe('3.1.0');
+    expect(Object.keys(webhooks()).sort()).toEqual([...EVENT_TYPES].sort());
+    for (const type of EVENT_TYPES) {
+      const post = webhooks()[type]?.post as Operation;
+      expect(post.parameters.map((p) => [p.name, p.in, p.required])).toEqual([
+        ['webhook-id', 'header', true],
+        ['webhook-timestamp', 'header', true],
+        ['webhook-signature', 'header', true],
+      ]);
+      expect(post.requestBody.content['application/json']?.schema).toMatchObject({
+        required: ['type', 'timestamp', 'data'],
+        properties: { type: { const: type } },
+      });
+      expect(Object.keys(post.responses).every((code) => /^2\d\d$/.test(code))).toBe(true);
+    }
+  });
+
+  it('describes the bodies Latchkey writes: the events of a user, from sign-up to deletion, validate against their schemas', async () => {
+    const tenant = await app.tenant();
+    await createEndpoint({ db: app.ctx.database.db, box: app.ctx.box }, tenant.tenant, {
+      url: 'http://127.0.0.1:9/hooks',
+    });
+    const tokens = await signIn(app, tenant);
+    const userId = tokens.user.id;
+    const patched = await app.request(`/v1/users/${userId}`, {
+      method: 'PATCH',
+      headers: { authorization: `Bearer ${tenant.secretKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'Ada', metadata: { plan: 'gold' } }),
+    });
+    expect(patched.status).toBe(200);
+    const ended = await app.request(`/v1/users/${userId}/sessions`, {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${tenant.secretKey}` },
+    });
+    expect(ended.status).toBeLessThan(300);
+    const removed = await app.request(`/v1/users/${userId}`, {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${tenant.secretKey}` },
+    });
+    expect(removed.status).toBeLessThan(300);
+
+    const bodies = await app.ctx.database.db
+      .selectFrom('webhook_messages')
+      .select(['type', 'body'])
+      .where('tenant_id', '=', tenant.tenant.id)
+      .orderBy('created_at')
+      .execute();
+    expect(new Set(bodies.map((b) => b.type))).toEqual(
+      new Set(['user.created', 'session.created', 'user.updated', 'user.deleted', 'session.ended']),
+    );
+    // The document as a JSON Schema 2020-12 resource: each event's schema is a pointer into it.
+    const ajv = new Ajv2020({ strict: false, allErrors: true });
+    addFormats.default(ajv);
+    ajv.addSchema({ ...document, $id: 'latchkey-openapi' });
+    for (const { type, body } of bodies) {
+      const validate = ajv.getSchema(
+        `latchkey-openapi#/webhooks/${type}/post/requestBody/content/application~1json/schema`,
+      );
+      if (!validate) throw new Error(`no schema for ${type}`);
+      const valid = validate(JSON.parse(body));
+      expect([type, validate.errors ?? []]).toEqual([type, []]);
+      expect(valid).toBe(true);
+    }
+    // And the schemas say no: a body short of the User's fields does not pass.
+    const created = ajv.getSchema(
+      'latchkey-openapi#/webhooks/user.created/post/requestBody/content/application~1json/schema',
+    );
+    const body = JSON.parse(bodies[0]?.body ?? '{}');
+    expect(created?.({ ...body, data: { id: body.data.id } })).toBe(false);
+    expect(created?.({ ...body, timestamp: 'yesterday' })).toBe(false);
   });
 });
 

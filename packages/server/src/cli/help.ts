@@ -4,6 +4,8 @@
  * before reading any configuration, so that a new command cannot go without its help.
  */
 
+import { EVENT_TYPES } from '../modules/webhooks/index.js';
+
 export interface Help {
   /** What follows `latchkey`, e.g. `tenant update ID [options]`. */
   usage: string;
@@ -24,6 +26,8 @@ export interface Command {
 }
 
 const JSON_FLAG = ['--json', 'print JSON instead of text'] as const;
+
+const EVENTS = EVENT_TYPES.join(', ');
 
 const ORIGIN_FORM =
   'an origin is scheme://host[:port], e.g. https://app.example.com; http only for localhost / 127.0.0.1 on development tenants';
@@ -270,6 +274,95 @@ export const COMMANDS: Readonly<Record<string, Command>> = {
         about: "Lists a tenant's providers.",
         options: [['--tenant ID', 'the tenant (required)'], JSON_FLAG],
         example: 'latchkey provider list --tenant TENANT_ID',
+      },
+    },
+  },
+  webhook: {
+    summary: "add, change and remove a tenant's webhook endpoints; see and resend deliveries",
+    subcommands: {
+      create: {
+        usage: 'webhook create --tenant ID --url URL [--event TYPE]... [--json]',
+        about:
+          'Adds an endpoint that receives the events (docs/design.md §17), signed per Standard Webhooks; its secret (whsec_...) is printed only once.',
+        options: [
+          ['--tenant ID', 'the tenant (required)'],
+          [
+            '--url URL',
+            'where events are sent (required); production tenants: https only, no loopback, private or link-local address',
+          ],
+          ['--event TYPE', `an event it takes; repeat for each (default: every event): ${EVENTS}`],
+          JSON_FLAG,
+        ],
+        example:
+          'latchkey webhook create --tenant TENANT_ID --url https://api.example.com/webhooks/latchkey --event user.created',
+      },
+      list: {
+        usage: 'webhook list --tenant ID [--json]',
+        about: "Lists a tenant's endpoints: id, state, address and events. Never their secrets.",
+        options: [['--tenant ID', 'the tenant (required)'], JSON_FLAG],
+        example: 'latchkey webhook list --tenant TENANT_ID',
+      },
+      update: {
+        usage:
+          'webhook update --tenant ID --id ENDPOINT [--url URL] [--event TYPE]... [--all-events] [--disable | --enable] [--json]',
+        about:
+          'Changes an endpoint under the rules of create; --event replaces its whole list. A disabled endpoint gets no new events; --enable turns one back on (one disabled for failing, too).',
+        options: [
+          ['--tenant ID', 'the tenant (required)'],
+          ['--id ENDPOINT', 'the endpoint (required)'],
+          ['--url URL', 'the new address'],
+          ['--event TYPE', 'replaces the events it takes; repeat for each'],
+          ['--all-events', 'it takes every event'],
+          ['--disable | --enable', 'stop or resume sending to it'],
+          JSON_FLAG,
+        ],
+        example: 'latchkey webhook update --tenant TENANT_ID --id ENDPOINT_ID --enable',
+      },
+      delete: {
+        usage: 'webhook delete --tenant ID --id ENDPOINT [--json]',
+        about: 'Deletes an endpoint with its deliveries; nothing more is sent to it.',
+        options: [
+          ['--tenant ID', 'the tenant (required)'],
+          ['--id ENDPOINT', 'the endpoint (required)'],
+          JSON_FLAG,
+        ],
+        example: 'latchkey webhook delete --tenant TENANT_ID --id ENDPOINT_ID',
+      },
+      'rotate-secret': {
+        usage: 'webhook rotate-secret --tenant ID --id ENDPOINT [--grace-hours N] [--json]',
+        about:
+          'Gives an endpoint a new secret, printed only once; during the grace period each delivery is signed with both, so the receiver can switch without missing one.',
+        options: [
+          ['--tenant ID', 'the tenant (required)'],
+          ['--id ENDPOINT', 'the endpoint (required)'],
+          ['--grace-hours N', 'how long the old secret still signs: 0 to 720 hours (default 24)'],
+          JSON_FLAG,
+        ],
+        example:
+          'latchkey webhook rotate-secret --tenant TENANT_ID --id ENDPOINT_ID --grace-hours 1',
+      },
+      deliveries: {
+        usage: 'webhook deliveries --tenant ID --id ENDPOINT [--limit N] [--json]',
+        about:
+          "An endpoint's deliveries, newest first: event, status (pending, succeeded, failed), attempts and webhook-id.",
+        options: [
+          ['--tenant ID', 'the tenant (required)'],
+          ['--id ENDPOINT', 'the endpoint (required)'],
+          ['--limit N', 'how many (default 20)'],
+          JSON_FLAG,
+        ],
+        example: 'latchkey webhook deliveries --tenant TENANT_ID --id ENDPOINT_ID',
+      },
+      resend: {
+        usage: 'webhook resend --tenant ID --delivery ID [--json]',
+        about:
+          'Sends a delivered or failed event again, now, with the same webhook-id (a receiver that dedupes by it sees it once).',
+        options: [
+          ['--tenant ID', 'the tenant (required)'],
+          ['--delivery ID', 'the delivery, from webhook deliveries (required)'],
+          JSON_FLAG,
+        ],
+        example: 'latchkey webhook resend --tenant TENANT_ID --delivery DELIVERY_ID',
       },
     },
   },

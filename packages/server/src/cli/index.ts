@@ -15,6 +15,7 @@ import { providerCommand } from './provider.js';
 import { secretCommand } from './secret.js';
 import { signingKeyCommand } from './signing-key.js';
 import { tenantCommand } from './tenant.js';
+import { webhookCommand } from './webhook.js';
 
 /**
  * Runs a command on the database, with the master secret's box once the database has agreed
@@ -149,6 +150,9 @@ export async function runCli(
         return 0;
       case 'provider':
         await withDatabase(config, output, (database) => providerCommand(database, args, output));
+        return 0;
+      case 'webhook':
+        await withDatabase(config, output, (database) => webhookCommand(database, args, output));
         return 0;
       case 'admin':
         await withDatabase(config, output, (database) =>

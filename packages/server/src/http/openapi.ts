@@ -1,5 +1,6 @@
-import swagger from '@fastify/swagger';
+import swagger, { type FastifyDynamicSwaggerOptions } from '@fastify/swagger';
 import type { FastifyInstance } from 'fastify';
+import { EVENT_CATALOGUE, EVENT_TYPES, eventBody } from '../modules/webhooks/index.js';
 import { FactorModel, SessionModel, UserModel } from './routes/models.js';
 import { Problem } from './schemas.js';
 
@@ -16,6 +17,61 @@ export function collectApiRoutes(app: FastifyInstance): string[] {
     for (const method of methods) if (method !== 'HEAD') routes.push(`${method} ${route.url}`);
   });
   return routes;
+}
+
+/** The `webhooks` of an OpenAPI 3.1 document, as @fastify/swagger types it. */
+type Webhooks = NonNullable<
+  Extract<NonNullable<FastifyDynamicSwaggerOptions['openapi']>, { openapi: string }>['webhooks']
+>;
+
+const SIGNATURE_HEADERS = [
+  ['webhook-id', 'The message id (msg_...): the same in every retry and resend; dedupe by it'],
+  ['webhook-timestamp', 'Unix seconds when this attempt was signed'],
+  [
+    'webhook-signature',
+    'v1,<base64 HMAC-SHA256>, space-separated: two during a secret rotation grace period',
+  ],
+] as const;
+
+/**
+ * The events (docs/design.md §17) as OpenAPI 3.1 `webhooks`: one POST per event type that
+ * Latchkey sends to a tenant's endpoints, signed per Standard Webhooks.
+ */
+function webhooks(): Webhooks {
+  const items = Object.fromEntries(
+    EVENT_TYPES.map((type) => [
+      type,
+      {
+        post: {
+          operationId: `webhook.${type}`,
+          summary: type,
+          description: `${EVENT_CATALOGUE[type].when} Verify the signature (Standard Webhooks) over the raw body before reading it; delivery is at least once.`,
+          tags: ['Webhooks'],
+          security: [],
+          parameters: SIGNATURE_HEADERS.map(([name, description]) => ({
+            name,
+            in: 'header' as const,
+            required: true,
+            description,
+            schema: { type: 'string' },
+          })),
+          requestBody: {
+            required: true,
+            content: { 'application/json': { schema: eventBody(type) } },
+          },
+          responses: {
+            '200': {
+              description:
+                'Any 2xx within 15 s is success; anything else, or no answer, is retried with the same webhook-id',
+            },
+          },
+        },
+      },
+    ]),
+  );
+  // TypeBox schemas are JSON Schema 2020-12, which OpenAPI 3.1 takes as they are; the
+  // document's types (openapi-types) do not describe them.
+  return items as unknown as Webhooks;
 }
 
 /**
@@ -38,6 +94,7 @@ export async function registerOpenApi(app: FastifyInstance, publicUrl: string): 
         license: { name: 'MIT', identifier: 'MIT' },
       },
       servers: [{ url: publicUrl }],
+      webhooks: webhooks(),
       components: {
         securitySchemes: {
           secretKey: {
@@ -47,7 +104,7 @@ export async function registerOpenApi(app: FastifyInstance, publicUrl: string): 
           },
           publishableKey: {
             type: 'apiKey',
-            in: 'header',
+            in: 'header' as const,
             name: 'X-Latchkey-Publishable-Key',
             description: 'A publishable key, pk_test_… or pk_live_… (browsers; never a secret key)',
           },

@@ -16,4 +16,5 @@ export {
   type WebhookDeliveryDetail,
   type WebhookEndpoint,
 } from './endpoints.service.js';
+export { EVENT_CATALOGUE, eventBody } from './events.js';
 export { EVENT_TYPES, type EventType, emitEach, emitEvent, isEventType } from './outbox.js';
