@@ -14,7 +14,12 @@ import { signingSecrets } from './endpoints.service.js';
 const http = process.getBuiltinModule('node:http');
 const https = process.getBuiltinModule('node:https');
 
-export type DispatcherSettings = typeof defaults.webhooks;
+/** The defaults' shape with their literal values widened, so tests can pass their own. */
+export type DispatcherSettings = {
+  [K in keyof typeof defaults.webhooks]: (typeof defaults.webhooks)[K] extends readonly number[]
+    ? readonly number[]
+    : number;
+};
 
 export interface DispatcherOptions {
   db: Kysely<Schema>;
