@@ -18,6 +18,7 @@ export type TenantSection =
   | 'security'
   | 'keys'
   | 'apps'
+  | 'webhooks'
   | 'users';
 type TopSection = 'tenants' | 'audit' | 'outbox';
 
@@ -41,6 +42,7 @@ export const SECTION_NAMES: Record<TenantSection, string> = {
   security: 'Security',
   keys: 'API Keys',
   apps: 'Applications',
+  webhooks: 'Webhooks',
   users: 'Users',
 };
 const SECTION_PATHS: Record<TenantSection, string> = {
@@ -50,6 +52,7 @@ const SECTION_PATHS: Record<TenantSection, string> = {
   security: '/security',
   keys: '/keys',
   apps: '/apps',
+  webhooks: '/webhooks',
   users: '/users',
 };
 export const tenantPath = (tenantId: string, section: TenantSection = 'settings') =>
