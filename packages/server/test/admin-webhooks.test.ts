@@ -138,7 +138,7 @@ for (const dialect of DIALECTS) {
       expect(list.status).toBe(200);
       expect(list.html).toContain('<h1>Webhooks</h1>');
       expect(list.html).toContain(`<a href="${hooks(dev)}" aria-current="page">Webhooks</a>`);
-      expect(list.html).toContain('Endpoints: none.');
+      expect(list.html).toContain('No endpoints yet: add one below.');
       expect(list.html).toContain('>Endpoint URL</label>');
       for (const type of ['user.created', 'session.ended', 'user.factor_removed'])
         expect(list.html).toContain(`name="event_${type}"`);

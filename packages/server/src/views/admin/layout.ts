@@ -90,7 +90,7 @@ export function layout(p: LayoutInput): Html {
 <main>
 ${p.tenant && tenantNav(p.tenant.tenant, p.tenant.section)}
 <h1>${p.title}</h1>
-${alertBox(p.alert)}
+${alertBox(p.alert, 'alert')}
 ${p.body}
 </main>
 <script nonce="${nonce}" src="/admin/assets/admin.js"></script>`,

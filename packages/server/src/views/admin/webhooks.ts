@@ -5,7 +5,16 @@ import {
   type WebhookEndpoint,
 } from '../../modules/webhooks/index.js';
 import { type Html, html } from '../html.js';
-import { type Alert, actionButton, csrfField, field, select, table, when } from '../kit.js';
+import {
+  type Alert,
+  actionButton,
+  copyable,
+  csrfField,
+  field,
+  select,
+  table,
+  when,
+} from '../kit.js';
 import { GRACE_CHOICES } from './apps.js';
 import { layout, tenantPath, type Viewer } from './layout.js';
 import { reauthField } from './sign-in.js';
@@ -41,8 +50,8 @@ export function endpointStatus(e: WebhookEndpoint): Html {
 export function failingNotice(tenant: Tenant, endpoints: WebhookEndpoint[], csrf: string) {
   const failing = endpoints.filter((e) => e.disabled && e.disabledReason === 'failing');
   if (failing.length === 0) return undefined;
-  return html`<section class="alert error" role="alert" aria-labelledby="failing-heading"><h2 id="failing-heading">${failing.length === 1 ? 'A webhook endpoint was disabled' : `${failing.length} webhook endpoints were disabled`}</h2>
-<p>Every delivery failed for about three days, so Latchkey stopped sending events there. Fix the receiver, then enable it again; events from now on are delivered.</p>
+  return html`<section class="alert error" aria-labelledby="failing-heading"><h2 id="failing-heading">${failing.length === 1 ? 'A webhook endpoint was disabled' : `${failing.length} webhook endpoints were disabled`}</h2>
+<p>A delivery failed at every attempt of its retry period (about three days) and nothing got through since, so Latchkey stopped sending events there. Fix the receiver, then enable it again: events from then on are delivered, and a failed delivery can be sent again with Resend.</p>
 <ul class="failing">${failing.map(
     (e) =>
       html`<li><a href="${webhooksPath(tenant.id, e.id)}"><code>${e.url}</code></a>${actionButton(csrf, `${webhooksPath(tenant.id, e.id)}/enable`, 'Enable')}</li>`,
@@ -104,7 +113,8 @@ ${p.reauth && html`<p class="hint">The endpoint's signing secret is shown when i
     tenant: { tenant: t, section: 'webhooks' },
     alert: p.alert,
     body: html`${failingNotice(t, p.endpoints, p.viewer.csrf)}<p class="hint">Latchkey POSTs each event to your endpoints, signed as <a href="https://www.standardwebhooks.com/">Standard Webhooks</a> says (headers <code>webhook-id</code>, <code>webhook-timestamp</code>, <code>webhook-signature</code>); a 2xx answer within 15 seconds is success, anything else is retried for about three days with the same <code>webhook-id</code>.</p>
-${table('Endpoints', ['URL', 'Events', 'Status', 'Last success'], rows)}
+<h2>Endpoints</h2>
+${rows.length ? table('Endpoints', ['URL', 'Events', 'Status', 'Last success'], rows) : html`<p>No endpoints yet: add one below.</p>`}
 ${add}`,
   });
 }
@@ -172,7 +182,8 @@ export function endpointPage(p: {
   const csrf = p.viewer.csrf;
   const base = webhooksPath(t.id, e.id);
   const form = p.form ?? { url: e.url, events: e.events };
-  const facts = html`<section class="card" aria-labelledby="status-heading"><h2 id="status-heading">Status</h2>
+  const facts = html`<section class="card" aria-labelledby="details-heading"><h2 id="details-heading">Details</h2>
+${copyable('URL', e.url, 'endpoint-url')}
 <dl class="facts"><dt>Status</dt><dd>${endpointStatus(e)}</dd>
 <dt>Events</dt><dd>${eventList(e.events)}</dd>
 <dt>Last success</dt><dd>${when(e.lastSuccessAt)}</dd>
@@ -210,8 +221,7 @@ ${
     top: 'tenants',
     tenant: { tenant: t, section: 'webhooks' },
     alert: p.alert,
-    body: html`<p class="endpoint-url"><code id="endpoint-url">${e.url}</code></p>
-${p.shown && secretCard(e, p.shown)}${facts}${deliveries}${edit}${rotate}${remove}
+    body: html`${p.shown && secretCard(e, p.shown)}${facts}${deliveries}${edit}${rotate}${remove}
 <p><a href="${webhooksPath(t.id)}">All endpoints</a></p>`,
   });
 }
