@@ -203,6 +203,8 @@ for (const dialect of DIALECTS) {
       expect(page.html).toContain('<span class="badge ok">200</span>');
       expect(page.html).toMatch(/<td data-label="Response time">\d+ ms<\/td>/);
       expect(page.html).toContain('<pre class="body">ok</pre>');
+      // The body sent, under "Body sent".
+      expect(page.html).toMatch(new RegExp(`<summary>Body sent</summary><pre>[^<]*${first}`));
       expect(page.html).not.toContain(secret);
 
       // The receiver breaks: the next event fails, and (no retries left, nothing received

@@ -143,6 +143,15 @@ function attemptResult(a: WebhookDeliveryDetail['attemptList'][number]): Html {
   return html`<span class="badge bad">no answer</span> ${a.error ?? ''}`;
 }
 
+/** The JSON body sent, indented for reading (as stored if it were not JSON). */
+function indented(body: string): string {
+  try {
+    return JSON.stringify(JSON.parse(body), null, 2);
+  } catch {
+    return body;
+  }
+}
+
 const STATUS_BADGE: Record<string, string> = { succeeded: ' ok', failed: ' bad', pending: '' };
 
 /** One delivery: what was sent, when it is next tried, each attempt, and "Resend". */
@@ -163,7 +172,7 @@ function deliveryCard(base: string, d: WebhookDeliveryDetail, csrf: string, n: n
 <dt>Attempts</dt><dd>${d.attempts}</dd>
 ${d.nextAttemptAt && html`<dt>Next attempt</dt><dd>${when(d.nextAttemptAt)}</dd>`}</dl>
 ${attempts}
-<details><summary>Body sent</summary><pre>${d.body}</pre></details>
+<details><summary>Body sent</summary><pre>${indented(d.body)}</pre></details>
 <div class="row">${actionButton(csrf, `${base}/deliveries/${d.id}/resend`, 'Resend')}<span class="hint">A new delivery of the same event, with the same webhook-id.</span></div></section>`;
 }
 
