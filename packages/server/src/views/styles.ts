@@ -102,6 +102,12 @@ table{border-collapse:collapse;width:100%;background:#fff}
 th,td{text-align:left;padding:.4rem .5rem;border-bottom:1px solid #d0d7de;vertical-align:top}
 .secret{font-size:1rem;background:#fff8c5;border:1px solid #d4a72c;padding:.5rem;border-radius:6px}
 .badge{display:inline-block;padding:0 .4rem;border-radius:1rem;background:#eaeef2;font-size:.8rem}
+.badge.ok{background:#dafbe1;color:#116329}.badge.bad{background:#ffebe9;color:#82071e}
+ul.failing{margin:.5rem 0 0;padding:0;list-style:none}ul.failing li{display:flex;flex-wrap:wrap;gap:.5rem;align-items:center;margin:.25rem 0}ul.failing form{margin:0}
+.alert h2{font-size:1.05rem;margin:0 0 .25rem}
+.delivery h3{display:flex;flex-wrap:wrap;gap:.5rem;align-items:center}
+.delivery pre{margin:0;max-height:12rem;overflow:auto}.delivery details{margin:.75rem 0}
+fieldset.events label.inline{font-weight:400;margin:.35rem 0 0}
 .grid{display:grid;grid-template-columns:repeat(auto-fit,minmax(17rem,1fr));gap:1rem}
 .preview{margin:0;border:1px dashed #6e7781;border-radius:8px;padding:.75rem;background:#f6f8fa}
 .preview figcaption{font-weight:600;margin:0 0 .5rem}

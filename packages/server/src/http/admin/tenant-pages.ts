@@ -5,6 +5,7 @@ import { auditChange, tenantForAdmin, visibleTenants } from '../../modules/admin
 import { listKeys } from '../../modules/keys/index.js';
 import { openTenant } from '../../modules/provisioning/index.js';
 import { type Tenant, type TenantInput, updateTenant } from '../../modules/tenants/index.js';
+import { listEndpoints } from '../../modules/webhooks/index.js';
 import { tenantPage, tenantsPage } from '../../views/admin/tenants.js';
 import type { AppContext } from '../context.js';
 import { formField } from '../form-body.js';
@@ -113,6 +114,7 @@ export function tenantPages(scope: FastifyInstance, ctx: AppContext) {
         viewer: viewer(request, reply),
         tenant,
         publishableKey: await publishableKeyOf(tenant.id),
+        endpoints: await listEndpoints(db, tenant.id),
         authUrl: ctx.authUrl,
         alert: noticeOf(request),
       }),
@@ -142,6 +144,7 @@ export function tenantPages(scope: FastifyInstance, ctx: AppContext) {
             viewer: viewer(request, reply),
             tenant: { ...tenant, ...(input as object) } as typeof tenant,
             publishableKey: await publishableKeyOf(tenant.id),
+            endpoints: await listEndpoints(db, tenant.id),
             authUrl: ctx.authUrl,
             alert: alertFor(error),
           }),

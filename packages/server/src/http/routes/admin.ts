@@ -10,6 +10,7 @@ import { setUpAdminScope } from '../admin/setup.js';
 import { socialPages } from '../admin/social-pages.js';
 import { tenantPages } from '../admin/tenant-pages.js';
 import { userPages } from '../admin/user-pages.js';
+import { webhookPages } from '../admin/webhook-pages.js';
 import type { AppContext } from '../context.js';
 
 /**
@@ -27,6 +28,7 @@ export function adminRoutes(app: FastifyInstance, ctx: AppContext) {
     securityPages(scope, ctx);
     keyPages(scope, ctx);
     appPages(scope, ctx);
+    webhookPages(scope, ctx);
     userPages(scope, ctx);
     auditPages(scope, ctx);
   });

@@ -18,6 +18,7 @@ export type TenantSection =
   | 'security'
   | 'keys'
   | 'apps'
+  | 'webhooks'
   | 'users';
 type TopSection = 'tenants' | 'audit' | 'outbox';
 
@@ -41,6 +42,7 @@ export const SECTION_NAMES: Record<TenantSection, string> = {
   security: 'Security',
   keys: 'API Keys',
   apps: 'Applications',
+  webhooks: 'Webhooks',
   users: 'Users',
 };
 const SECTION_PATHS: Record<TenantSection, string> = {
@@ -50,6 +52,7 @@ const SECTION_PATHS: Record<TenantSection, string> = {
   security: '/security',
   keys: '/keys',
   apps: '/apps',
+  webhooks: '/webhooks',
   users: '/users',
 };
 export const tenantPath = (tenantId: string, section: TenantSection = 'settings') =>
@@ -87,7 +90,7 @@ export function layout(p: LayoutInput): Html {
 <main>
 ${p.tenant && tenantNav(p.tenant.tenant, p.tenant.section)}
 <h1>${p.title}</h1>
-${alertBox(p.alert)}
+${alertBox(p.alert, 'alert')}
 ${p.body}
 </main>
 <script nonce="${nonce}" src="/admin/assets/admin.js"></script>`,

@@ -1,5 +1,6 @@
 import { defaults, ENVIRONMENTS, PLANS } from '../../config/defaults.js';
 import type { Tenant } from '../../modules/tenants/index.js';
+import type { WebhookEndpoint } from '../../modules/webhooks/index.js';
 import { type Html, html } from '../html.js';
 import {
   type Alert,
@@ -12,6 +13,7 @@ import {
   textarea,
 } from '../kit.js';
 import { layout, tenantPath, type Viewer } from './layout.js';
+import { failingNotice } from './webhooks.js';
 
 export function tenantsPage(p: {
   viewer: Viewer;
@@ -101,11 +103,13 @@ export function tenantPage(p: {
   viewer: Viewer;
   tenant: Tenant;
   publishableKey: string | undefined;
+  /** The tenant's webhook endpoints: one disabled because it only failed is announced here. */
+  endpoints: WebhookEndpoint[];
   authUrl: string;
   alert?: Alert;
 }): Html {
   const t = p.tenant;
-  const body = html`<section class="card"><h2>Keys for your app</h2>
+  const body = html`${failingNotice(t, p.endpoints, p.viewer.csrf)}<section class="card"><h2>Keys for your app</h2>
 ${copyable('Tenant id', t.id, 'tenant-id')}
 ${p.publishableKey ? copyable('Publishable key', p.publishableKey, 'publishable-key') : html`<p>No live publishable key: the hosted page, the script tag and React apps cannot sign anyone in. <a href="${tenantPath(t.id, 'keys')}">Create one in API Keys</a>.</p>`}
 </section>
