@@ -82,17 +82,21 @@ function cli(args, env) {
   return r.stdout;
 }
 
-/** CPU seconds of every thread of `pid` (Linux /proc), summed. */
+/** CPU seconds of `pid` (Linux /proc) by thread group: main thread, libuv pool (argon2), others. */
 function processCpu(pid) {
-  let total = 0;
+  const groups = { main: 0, libuv: 0, other: 0, total: 0 };
   for (const tid of readdirSync(`/proc/${pid}/task`)) {
     try {
       const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
       const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      total += (Number(fields[11]) + Number(fields[12])) / 100;
+      const seconds = (Number(fields[11]) + Number(fields[12])) / 100;
+      const group = tid === String(pid) ? 'main' : name === 'libuv-worker' ? 'libuv' : 'other';
+      groups[group] += seconds;
+      groups.total += seconds;
     } catch {} // the thread ended meanwhile
   }
-  return total;
+  return groups;
 }
 
 /** Busy CPU seconds of the whole machine (all cores) from /proc/stat. */
@@ -158,7 +162,14 @@ function startReceiver() {
 
 /** Starts `latchkey serve` pinned to CPU 0; resolves with { child, url }. */
 async function startServer(env) {
-  const args = ['--max-semi-space-size=4', MAIN, 'serve'];
+  // BENCH_WEBHOOK_CPU_PROF=dir: a V8 CPU profile of each server, written there when it stops.
+  const prof = process.env.BENCH_WEBHOOK_CPU_PROF;
+  const args = [
+    '--max-semi-space-size=4',
+    ...(prof ? ['--cpu-prof', `--cpu-prof-dir=${prof}`] : []),
+    MAIN,
+    'serve',
+  ];
   const child = PINNED
     ? spawn('taskset', ['-c', '0', process.execPath, ...args], { env })
     : spawn(process.execPath, args, { env });
@@ -222,8 +233,12 @@ async function signUps(base, secretKey, amount, serverPid, tag) {
       (error, result) => (error ? reject(error) : resolve(result)),
     );
   });
-  const seconds = (now() - started) / 1000;
-  const serverCpu = processCpu(serverPid) - server0;
+  // From the first request to the last answer: autocannon reports the end of an `amount`
+  // run only at its next 1-second tick, which would round every run to whole seconds.
+  const seconds = (Math.max(...answered.values()) - started) / 1000;
+  const server1 = processCpu(serverPid);
+  const serverCpu = server1.total - server0.total;
+  const perSignUp = (group) => ((server1[group] - server0[group]) / amount) * 1000;
   const own = ownCpu() - own0;
   const foreign = Math.max(0, machineBusy() - busy0 - serverCpu - own);
   if (failures.length || answered.size !== amount)
@@ -235,6 +250,8 @@ async function signUps(base, secretKey, amount, serverPid, tag) {
     seconds,
     perSecond: amount / seconds,
     serverCpuMsPerSignUp: (serverCpu / amount) * 1000,
+    serverMainThreadMsPerSignUp: perSignUp('main'),
+    serverLibuvMsPerSignUp: perSignUp('libuv'),
     otherProcessesPercent: Math.round((foreign / seconds) * 100),
   };
 }
@@ -355,7 +372,8 @@ function summarize(name, amount, runs) {
     const b = runs.find((r) => r.round === round && r.kind === 'one');
     roundRatios.push(b.perSecond / a.perSecond);
   }
-  const cpu = (rs) => rs.reduce((a, r) => a + r.serverCpuMsPerSignUp, 0) / rs.length;
+  const avg = (rs, field) => rs.reduce((a, r) => a + r[field], 0) / rs.length;
+  const cpu = (rs) => avg(rs, 'serverCpuMsPerSignUp');
   const lags = of('one')
     .flatMap((r) => r.lagsMs)
     .sort((a, b) => a - b);
@@ -376,6 +394,14 @@ function summarize(name, amount, runs) {
     medianRoundCostPercent: r1((1 - median(roundRatios)) * 100),
     serverCpuMsPerSignUp: { none: r1(cpu(of('none'))), one: r1(cpu(of('one'))) },
     serverCpuCostPercent: r1((cpu(of('one')) / cpu(of('none')) - 1) * 100),
+    serverMainThreadMsPerSignUp: {
+      none: r1(avg(of('none'), 'serverMainThreadMsPerSignUp')),
+      one: r1(avg(of('one'), 'serverMainThreadMsPerSignUp')),
+    },
+    serverLibuvMsPerSignUp: {
+      none: r1(avg(of('none'), 'serverLibuvMsPerSignUp')),
+      one: r1(avg(of('one'), 'serverLibuvMsPerSignUp')),
+    },
     deliveries: of('one').reduce((a, r) => a + r.deliveries, 0),
     lagMs: { p50: r1(percentile(lags, 50)), p99: r1(percentile(lags, 99)), max: r1(lags.at(-1)) },
     lagFromEventTimestampMs: {
@@ -389,6 +415,8 @@ function summarize(name, amount, runs) {
       endpoint: r.kind,
       signUpsPerSecond: r1(r.perSecond),
       serverCpuMsPerSignUp: r1(r.serverCpuMsPerSignUp),
+      serverMainThreadMsPerSignUp: r1(r.serverMainThreadMsPerSignUp),
+      serverLibuvMsPerSignUp: r1(r.serverLibuvMsPerSignUp),
       otherProcessesPercentOfOneCore: r.otherProcessesPercent,
     })),
   };
@@ -446,7 +474,7 @@ try {
   for (const s of report.scenarios) {
     const k = `webhooks_${s.database}`;
     console.log(
-      `\n${s.database}: ${s.signUpsPerRun} sign-ups a run; no endpoint ${s.signUpsPerSecondNoEndpoint}/s, one endpoint ${s.signUpsPerSecondOneEndpoint}/s; round ratios ${s.roundRatios.join(', ')}; server CPU per sign-up ${s.serverCpuMsPerSignUp.none} / ${s.serverCpuMsPerSignUp.one} ms; ${s.deliveries} deliveries checked`,
+      `\n${s.database}: ${s.signUpsPerRun} sign-ups a run; no endpoint ${s.signUpsPerSecondNoEndpoint}/s, one endpoint ${s.signUpsPerSecondOneEndpoint}/s; round ratios ${s.roundRatios.join(', ')}; server CPU per sign-up ${s.serverCpuMsPerSignUp.none} / ${s.serverCpuMsPerSignUp.one} ms (main thread ${s.serverMainThreadMsPerSignUp.none} / ${s.serverMainThreadMsPerSignUp.one}, libuv pool ${s.serverLibuvMsPerSignUp.none} / ${s.serverLibuvMsPerSignUp.one}); ${s.deliveries} deliveries checked`,
     );
     console.log(
       `${k}_outbox_cost=${s.outboxCostPercent} % (goal < ${GOAL_COST_PERCENT} %) ${verdict(s.outboxCostPercent < GOAL_COST_PERCENT)}`,
