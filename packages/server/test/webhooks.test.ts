@@ -6,9 +6,11 @@
  * two instances on one PostgreSQL database.
  */
 import { randomUUID } from 'node:crypto';
+import { Readable } from 'node:stream';
 import { generateSync } from 'otplib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { queryAudit } from '../src/modules/audit/index.js';
+import { importUsers, PARSERS } from '../src/modules/migration/index.js';
 import { emailKey } from '../src/modules/users/email.js';
 import { insertUser } from '../src/modules/users/users.service.js';
 import {
@@ -225,6 +227,45 @@ describe.each(DIALECTS)('webhooks on %s', (dialect) => {
     expect(sessions.every((s) => s.userId === created[0]?.body.data.id)).toBe(true);
     expect(sessions.map((s) => s.channel)).toContain('browser');
     expect(receiver.received.every((r) => r.verified)).toBe(true);
+  });
+
+  it('an import sends user.created for each user it writes, user.updated with --update, nothing on a dry run', async () => {
+    const { receiver, tenant } = await hooked({ events: ['user.created', 'user.updated'] });
+    const addresses = [email('imp-a'), email('imp-b'), email('imp-c')];
+    const file = (name: string) =>
+      addresses
+        .map((address) => JSON.stringify({ email: address, name, emailVerified: true }))
+        .join('\n');
+    const run = (contents: string, options: { dryRun?: boolean; update?: boolean } = {}) =>
+      importUsers(
+        {
+          db: app.ctx.database.db,
+          dialect: app.ctx.database.dialect,
+          sqlite: app.ctx.database.sqlite,
+        },
+        tenant.tenant,
+        (PARSERS.latchkey as NonNullable<(typeof PARSERS)['latchkey']>)(
+          Readable.from([Buffer.from(contents)]),
+          {},
+        ),
+        options,
+      );
+    expect((await run(file('Old'), { dryRun: true })).imported).toBe(3);
+    expect((await run(file('Old'))).imported).toBe(3);
+    await eventually(async () => (receiver.received.length === 3 ? true : undefined));
+    expect(receiver.received.map((r) => r.body.data.email).sort()).toEqual([...addresses].sort());
+    expect(receiver.received.every((r) => r.body.type === 'user.created' && r.verified)).toBe(true);
+    // Again: nothing changes, nothing is sent.
+    expect((await run(file('Old'))).unchanged).toBe(3);
+    expect((await run(file('New'), { update: true })).updated).toBe(3);
+    await eventually(async () => (receiver.ofType('user.updated').length === 3 ? true : undefined));
+    expect(receiver.ofType('user.updated').map((r) => r.body.data.name)).toEqual([
+      'New',
+      'New',
+      'New',
+    ]);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(receiver.received).toHaveLength(6);
   });
 
   it('sends an endpoint only the events it chose, and nothing to a disabled one', async () => {

@@ -5,7 +5,15 @@ import { isImportedHash, storedImportedHash } from '../../crypto/imported-hashes
 import type { DialectName, Schema, UserRow } from '../../storage/index.js';
 import { isProviderId, PROVIDERS } from '../social/index.js';
 import type { Tenant } from '../tenants/index.js';
-import { checkMetadata, checkName, emailKey, isValidEmail } from '../users/index.js';
+import {
+  checkMetadata,
+  checkName,
+  emailKey,
+  getUser,
+  isValidEmail,
+  toUser,
+} from '../users/index.js';
+import { emitEach } from '../webhooks/index.js';
 import { type ImportedUser, type ImportRow, isRefusal, type RowRefusal } from './types.js';
 
 export interface ImportDeps {
@@ -124,10 +132,17 @@ export async function importUsers(
         since: Date.now(),
         rows: rowsRead,
       };
-      await writeBatch(open.trx, tenant, taken, pending, options, {
+      const written = await writeBatch(open.trx, tenant, taken, pending, options, {
         arrays: deps.dialect === 'postgres',
         sqlite: deps.sqlite,
       });
+      // The webhook events of the batch's users, in its transaction (docs/design.md §17):
+      // one look-up of the tenant's endpoints each, nothing written when none takes them.
+      const { trx } = open;
+      await emitEach(trx, tenant.id, 'user.created', written.created, toUser);
+      await emitEach(trx, tenant.id, 'user.updated', written.updated, (id) =>
+        getUser(trx, tenant.id, id),
+      );
     }
     await settle(false);
     options.onProgress?.({ rows: read, elapsedMs: Date.now() - started });
@@ -343,7 +358,12 @@ async function writeBatch(
   summary: ImportSummary,
   options: ImportOptions,
   how: { arrays: boolean; sqlite?: SQLiteDatabase },
-): Promise<void> {
+): Promise<{ created: UserRow[]; updated: string[] }> {
+  const written = { created: [] as UserRow[], updated: [] as string[] };
+  const imported = (summary: ImportSummary, row: Prepared) => {
+    countImported(summary, row);
+    written.created.push(row.user);
+  };
   const fresh: Prepared[] = [];
   const seen = new Map<string, Prepared>();
   for (const row of batch) {
@@ -391,7 +411,7 @@ async function writeBatch(
     if (inserted.has(row.user.email_key)) imported(summary, row);
     else if (!refusedHere.has(row)) others.push(row);
   }
-  if (others.length === 0) return;
+  if (others.length === 0) return written;
   const existing = await existingUsers(trx, tenant.id, [
     ...new Set(others.map((r) => r.user.email_key)),
   ]);
@@ -427,12 +447,15 @@ async function writeBatch(
         .execute();
       await insertIdentities(trx, tenant.id, have.id, missing, row.user.updated_at);
     });
-    if (done === true) summary.updated++;
-    else summary.refused.push({ line: row.line, reason: done });
+    if (done === true) {
+      summary.updated++;
+      written.updated.push(have.id);
+    } else summary.refused.push({ line: row.line, reason: done });
   }
+  return written;
 }
 
-function imported(summary: ImportSummary, row: Prepared) {
+function countImported(summary: ImportSummary, row: Prepared) {
   summary.imported++;
   if (row.passwordless) summary.passwordless.push({ line: row.line, reason: row.passwordless });
 }

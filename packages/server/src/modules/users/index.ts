@@ -31,6 +31,7 @@ export {
   listUsers,
   markEmailVerified,
   setPasswordHash,
+  toUser,
   type UpdateUserInput,
   type User,
   userHasPassword,

@@ -1,4 +1,4 @@
-export { isPublicAddress, type Resolve } from './address-guard.js';
+export type { Resolve } from './address-guard.js';
 export { type DispatcherSettings, WebhookDispatcher } from './dispatcher.js';
 export {
   createEndpoint,
@@ -17,4 +17,4 @@ export {
   type WebhookEndpoint,
 } from './endpoints.service.js';
 export { EVENT_CATALOGUE, eventBody } from './events.js';
-export { EVENT_TYPES, type EventType, emitEach, emitEvent, isEventType } from './outbox.js';
+export { EVENT_TYPES, type EventType, emitEach, emitEvent } from './outbox.js';

@@ -40,17 +40,21 @@ export async function emitEvent(
   return write(db, tenantId, type, payload, takers);
 }
 
-/** One event of `type` per item (the sessions one revocation ends), one read for them all. */
-export async function emitEach(
+/**
+ * One event of `type` per item (the sessions one revocation ends, an import's batch), one
+ * read for them all; `toData` makes each one's data, only when an endpoint takes them.
+ */
+export async function emitEach<T>(
   db: Kysely<Schema>,
   tenantId: string,
   type: EventType,
-  items: readonly unknown[],
+  items: readonly T[],
+  toData: (item: T) => unknown | Promise<unknown> = (item) => item,
 ): Promise<void> {
   if (items.length === 0) return;
   const takers = await takersOf(db, tenantId, type);
   if (takers.length === 0) return;
-  for (const item of items) await write(db, tenantId, type, item, takers);
+  for (const item of items) await write(db, tenantId, type, await toData(item), takers);
 }
 
 /** The enabled endpoints of the tenant that take `type`. */
