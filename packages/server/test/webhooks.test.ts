@@ -358,7 +358,9 @@ describe.each(DIALECTS)('webhooks on %s', (dialect) => {
 
   it('a hanging receiver holds up neither sign-ups nor another tenant’s deliveries', async () => {
     // Attempts that would hang for 20 s: the instance ends them when it stops.
-    const slow = await startApp(dialect, { webhooks: { ...FAST, attemptTimeoutMs: 20_000 } });
+    const slow = await startApp(dialect, {
+      webhooks: { ...FAST, attemptTimeoutMs: 20_000, maxInFlightPerEndpoint: 4 },
+    });
     try {
       const stuck = await hooked({ answer: () => 'hang', on: slow });
       const healthy = await hooked({ on: slow });

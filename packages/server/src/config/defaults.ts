@@ -301,8 +301,8 @@ export const defaults = {
     /** How often each instance looks for due deliveries: most of the lag of a healthy receiver. */
     pollMs: 250,
     /** Attempts in flight per instance, and per endpoint: a hanging endpoint holds only its own. */
-    maxInFlight: 64,
-    maxInFlightPerEndpoint: 4,
+    maxInFlight: 256,
+    maxInFlightPerEndpoint: 16,
     /** Endpoints served per look: each gets its share, none waits behind another's backlog. */
     endpointsPerPoll: 50,
     /** Kept of an answer's body, for the admin area. */

@@ -51,6 +51,37 @@ interface Claimed {
   locked_until: number | null;
 }
 
+interface Target {
+  delivery_id: string;
+  body: string;
+  id: string;
+  tenant_id: string;
+  url: string;
+  secret_jwe: string;
+  previous_secret_jwe: string | null;
+  previous_secret_expires_at: number | null;
+  disabled_at: number | null;
+  environment: string;
+}
+
+interface Attempted {
+  delivery: Claimed;
+  release: false;
+  endpointId: string;
+  tenantId: string;
+  startedAt: number;
+  endedAt: number;
+  outcome: Outcome;
+}
+
+/** An attempt's result, or a lease to give back (nothing sent, or the instance stopping). */
+type Recorded = Attempted | { delivery: Claimed; release: true };
+
+/** Outcomes that arrive within this long of each other are recorded in one transaction. */
+const RECORD_DELAY_MS = 20;
+/** Endpoints whose opened secrets are kept; past it the cache starts again. */
+const SIGNERS_KEPT = 10_000;
+
 interface Outcome {
   statusCode: number | null;
   error: string | null;
@@ -83,6 +114,13 @@ export class WebhookDispatcher {
   readonly #attempts = new Set<Promise<void>>();
   /** Ends the attempts in flight when the instance stops. */
   readonly #stopping = new AbortController();
+  /** Outcomes waiting to be recorded together. */
+  readonly #outcomes: Recorded[] = [];
+  #flushTimer: NodeJS.Timeout | undefined;
+  #flushing = false;
+  #flushed: (() => void) | undefined;
+  /** Each endpoint's opened secrets, by their sealed values. */
+  readonly #signers = new Map<string, { key: string; until: number; signers: Webhook[] }>();
 
   constructor(options: DispatcherOptions) {
     this.#db = options.db;
@@ -108,6 +146,11 @@ export class WebhookDispatcher {
     this.#stopping.abort();
     await this.#looking;
     await Promise.allSettled([...this.#attempts]);
+    // What finished is recorded, the rest given back, before the database closes.
+    clearTimeout(this.#flushTimer);
+    this.#flushTimer = undefined;
+    if (this.#flushing) await new Promise<void>((resolve) => (this.#flushed = resolve));
+    await this.#flush();
   }
 
   #schedule(ms: number): void {
@@ -140,7 +183,10 @@ export class WebhookDispatcher {
     this.#schedule(next);
   }
 
-  /** Claims what is due, endpoint by endpoint, and starts its attempts; true if it took all it could. */
+  /**
+   * Claims what is due, endpoint by endpoint, reads what the attempts need in one query, and
+   * starts them; true if it took all it could (more may be due).
+   */
   async #claimAndSend(): Promise<boolean> {
     const settings = this.#settings;
     let room = settings.maxInFlight - this.#total;
@@ -159,74 +205,38 @@ export class WebhookDispatcher {
       .limit(settings.endpointsPerPoll)
       .execute();
     let full = due.length === settings.endpointsPerPoll;
+    const claimed: Claimed[] = [];
     for (const { endpoint_id } of due) {
       const take = Math.min(
         room,
         settings.maxInFlightPerEndpoint - (this.#inFlight.get(endpoint_id) ?? 0),
       );
       if (take <= 0) continue;
-      const claimed = await this.#claim(endpoint_id, take, now);
-      if (claimed.length === take) full = true;
-      room -= claimed.length;
-      for (const delivery of claimed) this.#begin(delivery);
-      if (room <= 0) return false;
+      const mine = await this.#claim(endpoint_id, take, now);
+      if (mine.length === take) full = true;
+      room -= mine.length;
+      claimed.push(...mine);
+      if (room <= 0) {
+        full = false;
+        break;
+      }
     }
+    if (claimed.length === 0) return full;
+    for (const delivery of claimed) this.#hold(delivery);
+    const targets = await this.#targets(claimed);
+    for (const delivery of claimed) this.#begin(delivery, targets.get(delivery.id));
     return full;
   }
 
-  /** Up to `take` due deliveries of one endpoint, locked for this instance for a lease. */
-  async #claim(endpointId: string, take: number, now: number): Promise<Claimed[]> {
-    const lease = now + this.#settings.attemptTimeoutMs * 2;
-    let pick = this.#db
-      .selectFrom('webhook_deliveries')
-      .select('id')
-      .where('endpoint_id', '=', endpointId)
-      .where('status', '=', 'pending')
-      .where('next_attempt_at', '<=', now)
-      .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<=', now)]))
-      .orderBy('next_attempt_at')
-      .limit(take);
-    if (this.#dialect === 'postgres') pick = pick.forUpdate().skipLocked();
+  /** What the attempts of `claimed` need: body, address, secrets, the tenant's environment. */
+  async #targets(claimed: Claimed[]): Promise<Map<string, Target>> {
     const rows = await this.#db
-      .updateTable('webhook_deliveries')
-      .set({ locked_until: lease })
-      .where('id', 'in', pick)
-      .where('status', '=', 'pending')
-      .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<=', now)]))
-      .returning(['id', 'message_id', 'endpoint_id', 'attempts', 'created_at', 'locked_until'])
-      .execute();
-    return rows;
-  }
-
-  #begin(delivery: Claimed): void {
-    this.#total++;
-    this.#inFlight.set(delivery.endpoint_id, (this.#inFlight.get(delivery.endpoint_id) ?? 0) + 1);
-    const attempt = this.#attempt(delivery)
-      .catch((error: unknown) =>
-        this.#log.warn(
-          { err: error, delivery: delivery.id },
-          'webhooks: an attempt could not be recorded; retried when its lease ends',
-        ),
-      )
-      .finally(() => {
-        this.#total--;
-        const left = (this.#inFlight.get(delivery.endpoint_id) ?? 1) - 1;
-        if (left > 0) this.#inFlight.set(delivery.endpoint_id, left);
-        else this.#inFlight.delete(delivery.endpoint_id);
-        this.#attempts.delete(attempt);
-        // Room again: what waited behind this attempt may go now.
-        if (!this.#running) this.#schedule(0);
-      });
-    this.#attempts.add(attempt);
-  }
-
-  async #attempt(delivery: Claimed): Promise<void> {
-    const target = await this.#db
       .selectFrom('webhook_deliveries as d')
       .innerJoin('webhook_messages as m', 'm.id', 'd.message_id')
       .innerJoin('webhook_endpoints as e', 'e.id', 'd.endpoint_id')
       .innerJoin('tenants as t', 't.id', 'd.tenant_id')
       .select([
+        'd.id as delivery_id',
         'm.body',
         'e.id',
         'e.tenant_id',
@@ -237,18 +247,97 @@ export class WebhookDispatcher {
         'e.disabled_at',
         't.environment',
       ])
-      .where('d.id', '=', delivery.id)
-      .executeTakeFirst();
-    if (!target || target.disabled_at !== null) {
-      // Deleted or disabled meanwhile: the lease is given back untouched.
-      await this.#release(delivery);
-      return;
+      .where(
+        'd.id',
+        'in',
+        claimed.map((c) => c.id),
+      )
+      .execute();
+    return new Map(rows.map((r) => [r.delivery_id, r]));
+  }
+
+  /** Up to `take` due deliveries of one endpoint, locked for this instance for a lease. */
+  async #claim(endpointId: string, take: number, now: number): Promise<Claimed[]> {
+    const lease = now + this.#settings.attemptTimeoutMs * 2;
+    const pick = this.#db
+      .selectFrom('webhook_deliveries')
+      .select('id')
+      .where('endpoint_id', '=', endpointId)
+      .where('status', '=', 'pending')
+      .where('next_attempt_at', '<=', now)
+      .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<=', now)]))
+      .orderBy('next_attempt_at')
+      .limit(take);
+    const returned = [
+      'webhook_deliveries.id',
+      'webhook_deliveries.message_id',
+      'webhook_deliveries.endpoint_id',
+      'webhook_deliveries.attempts',
+      'webhook_deliveries.created_at',
+      'webhook_deliveries.locked_until',
+    ] as const;
+    if (this.#dialect === 'postgres') {
+      // The rows are picked once, in a materialized CTE: PostgreSQL may run an `IN
+      // (… LIMIT n FOR UPDATE SKIP LOCKED)` subquery again for each row it scans, and
+      // each run skips the rows the last one locked, so it would claim more than n.
+      return this.#db
+        .with(
+          (cte) => cte('picked').materialized(),
+          () => pick.forUpdate().skipLocked(),
+        )
+        .updateTable('webhook_deliveries')
+        .from('picked')
+        .set({ locked_until: lease })
+        .whereRef('webhook_deliveries.id', '=', 'picked.id')
+        .returning(returned)
+        .execute();
     }
+    // SQLite has one writer: the UPDATE re-checks the lease it sets.
+    return this.#db
+      .updateTable('webhook_deliveries')
+      .set({ locked_until: lease })
+      .where('id', 'in', pick)
+      .where('status', '=', 'pending')
+      .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<=', now)]))
+      .returning(returned)
+      .execute();
+  }
+
+  /** Counts a claimed delivery as in flight here until its outcome is recorded. */
+  #hold(delivery: Claimed): void {
+    this.#total++;
+    this.#inFlight.set(delivery.endpoint_id, (this.#inFlight.get(delivery.endpoint_id) ?? 0) + 1);
+  }
+
+  #letGo(delivery: Claimed): void {
+    this.#total--;
+    const left = (this.#inFlight.get(delivery.endpoint_id) ?? 1) - 1;
+    if (left > 0) this.#inFlight.set(delivery.endpoint_id, left);
+    else this.#inFlight.delete(delivery.endpoint_id);
+  }
+
+  #begin(delivery: Claimed, target: Target | undefined): void {
+    const attempt = this.#attempt(delivery, target)
+      .then((outcome) => this.#queue(outcome))
+      .catch((error: unknown) => {
+        this.#log.warn(
+          { err: error, delivery: delivery.id },
+          'webhooks: an attempt failed unrecorded; retried when its lease ends',
+        );
+        this.#letGo(delivery);
+      })
+      .finally(() => this.#attempts.delete(attempt));
+    this.#attempts.add(attempt);
+  }
+
+  async #attempt(delivery: Claimed, target: Target | undefined): Promise<Recorded> {
+    // Deleted or disabled meanwhile: the lease is given back untouched.
+    if (!target || target.disabled_at !== null) return { delivery, release: true };
     const startedAt = Date.now();
-    const secrets = await signingSecrets(this.#box, target, startedAt);
+    const secrets = await this.#secretsOf(target, startedAt);
     const timestamp = new Date(startedAt);
     const signature = secrets
-      .map((secret) => new Webhook(secret).sign(delivery.message_id, timestamp, target.body))
+      .map((secret) => secret.sign(delivery.message_id, timestamp, target.body))
       .join(' ');
     const outcome = await this.#send(
       target.url,
@@ -262,17 +351,68 @@ export class WebhookDispatcher {
       },
       target.body,
     );
-    if (this.#stopping.signal.aborted) await this.#release(delivery);
-    else await this.#record(delivery, target.id, target.tenant_id, startedAt, outcome);
+    if (this.#stopping.signal.aborted) return { delivery, release: true };
+    return {
+      delivery,
+      release: false,
+      endpointId: target.id,
+      tenantId: target.tenant_id,
+      startedAt,
+      endedAt: Date.now(),
+      outcome,
+    };
   }
 
-  async #release(delivery: Claimed): Promise<void> {
-    await this.#db
-      .updateTable('webhook_deliveries')
-      .set({ locked_until: null })
-      .where('id', '=', delivery.id)
-      .where('locked_until', '=', delivery.locked_until)
-      .execute();
+  /**
+   * The endpoint's signers, opened once per secret (not per attempt: opening a sealed
+   * secret costs more than signing); a rotation changes the sealed values, and so the key.
+   */
+  async #secretsOf(target: Target, now: number): Promise<Webhook[]> {
+    const key = `${target.secret_jwe}|${target.previous_secret_jwe}|${target.previous_secret_expires_at}`;
+    const cached = this.#signers.get(target.id);
+    if (cached && cached.key === key && cached.until > now) return cached.signers;
+    const secrets = await signingSecrets(this.#box, target, now);
+    const signers = secrets.map((secret) => new Webhook(secret));
+    if (this.#signers.size >= SIGNERS_KEPT) this.#signers.clear();
+    // The previous secret stops signing at its end: kept no longer than that.
+    const until =
+      secrets.length > 1 ? Number(target.previous_secret_expires_at) : Number.POSITIVE_INFINITY;
+    this.#signers.set(target.id, { key, until, signers });
+    return signers;
+  }
+
+  /** Outcomes wait a moment to be recorded together, in one transaction. */
+  #queue(recorded: Recorded): void {
+    this.#outcomes.push(recorded);
+    if (this.#flushing || this.#flushTimer) return;
+    this.#flushTimer = setTimeout(() => {
+      this.#flushTimer = undefined;
+      void this.#flush();
+    }, RECORD_DELAY_MS);
+  }
+
+  async #flush(): Promise<void> {
+    if (this.#flushing) return;
+    this.#flushing = true;
+    try {
+      while (this.#outcomes.length > 0) {
+        const batch = this.#outcomes.splice(0, 500);
+        try {
+          await this.#record(batch);
+        } catch (error) {
+          this.#log.warn(
+            { err: error, deliveries: batch.length },
+            'webhooks: attempts could not be recorded; retried when their leases end',
+          );
+        }
+        for (const r of batch) this.#letGo(r.delivery);
+      }
+    } finally {
+      this.#flushing = false;
+      this.#flushed?.();
+    }
+    // Room again: what waited behind these attempts may go now.
+    if (!this.#running) this.#schedule(0);
   }
 
   /** One POST: no redirect followed, the address checked as it is connected to, a capped body. */
@@ -357,86 +497,114 @@ export class WebhookDispatcher {
     });
   }
 
-  /** The attempt, and what follows: success, a retry after a backoff, or failure. */
-  async #record(
-    delivery: Claimed,
-    endpointId: string,
-    tenantId: string,
-    startedAt: number,
-    outcome: Outcome,
-  ): Promise<void> {
+  /**
+   * Attempts and what follows each, in one transaction: success, a retry after a backoff,
+   * or failure; leases given back for attempts the instance ended by stopping.
+   */
+  async #record(batch: Recorded[]): Promise<void> {
     const settings = this.#settings;
     const now = Date.now();
-    const ok = outcome.statusCode !== null && outcome.statusCode >= 200 && outcome.statusCode < 300;
-    const attempts = delivery.attempts + 1;
     const delays = settings.retryDelaysMs;
-    const exhausted = !ok && attempts > delays.length;
-    let disabled = false;
+    const disabled: { tenantId: string; endpointId: string }[] = [];
     await this.#db.transaction().execute(async (trx) => {
+      const released = batch.filter((r) => r.release).map((r) => r.delivery.id);
+      if (released.length)
+        await trx
+          .updateTable('webhook_deliveries')
+          .set({ locked_until: null })
+          .where('id', 'in', released)
+          .execute();
+      const done = batch.filter((r): r is Attempted => !r.release);
+      if (done.length === 0) return;
       await trx
         .insertInto('webhook_attempts')
-        .values({
-          id: randomUUID(),
-          delivery_id: delivery.id,
-          started_at: startedAt,
-          duration_ms: now - startedAt,
-          status_code: outcome.statusCode,
-          error: outcome.error?.slice(0, 500) ?? null,
-          response_body: outcome.responseBody,
-        })
+        .values(
+          done.map((r) => ({
+            id: randomUUID(),
+            delivery_id: r.delivery.id,
+            started_at: r.startedAt,
+            duration_ms: r.endedAt - r.startedAt,
+            status_code: r.outcome.statusCode,
+            error: r.outcome.error?.slice(0, 500) ?? null,
+            response_body: r.outcome.responseBody,
+          })),
+        )
         .execute();
-      const delay = delays[attempts - 1] ?? 0;
-      const jittered = Math.round(delay * (1 + settings.jitter * (2 * Math.random() - 1)));
-      await trx
-        .updateTable('webhook_deliveries')
-        .set({
-          status: ok ? 'succeeded' : exhausted ? 'failed' : 'pending',
-          attempts,
-          next_attempt_at: ok || exhausted ? now : now + jittered,
-          locked_until: null,
-          updated_at: now,
-        })
-        .where('id', '=', delivery.id)
-        .execute();
-      if (ok) {
+      const ok = done.filter((r) => isSuccess(r.outcome));
+      if (ok.length) {
+        await trx
+          .updateTable('webhook_deliveries')
+          .set((eb) => ({
+            status: 'succeeded',
+            attempts: eb('attempts', '+', 1),
+            next_attempt_at: now,
+            locked_until: null,
+            updated_at: now,
+          }))
+          .where(
+            'id',
+            'in',
+            ok.map((r) => r.delivery.id),
+          )
+          .execute();
         await trx
           .updateTable('webhook_endpoints')
           .set({ last_success_at: now })
-          .where('id', '=', endpointId)
+          .where('id', 'in', [...new Set(ok.map((r) => r.endpointId))])
           .execute();
-        return;
       }
-      if (!exhausted) return;
-      // A delivery failed for the whole retry period: if nothing reached the endpoint
-      // since it was made, the endpoint only fails, and is disabled until an operator
-      // enables it again.
-      const endpoint = await trx
-        .selectFrom('webhook_endpoints')
-        .select(['last_success_at', 'disabled_at', 'url'])
-        .where('id', '=', endpointId)
-        .executeTakeFirst();
-      if (
-        endpoint &&
-        endpoint.disabled_at === null &&
-        (endpoint.last_success_at ?? 0) < delivery.created_at
-      ) {
+      for (const r of done) {
+        if (isSuccess(r.outcome)) continue;
+        const attempts = r.delivery.attempts + 1;
+        const exhausted = attempts > delays.length;
+        const delay = delays[attempts - 1] ?? 0;
+        const jittered = Math.round(delay * (1 + settings.jitter * (2 * Math.random() - 1)));
         await trx
-          .updateTable('webhook_endpoints')
-          .set({ disabled_at: now, disabled_reason: 'failing', updated_at: now })
-          .where('id', '=', endpointId)
+          .updateTable('webhook_deliveries')
+          .set({
+            status: exhausted ? 'failed' : 'pending',
+            attempts,
+            next_attempt_at: exhausted ? now : now + jittered,
+            locked_until: null,
+            updated_at: now,
+          })
+          .where('id', '=', r.delivery.id)
           .execute();
-        await recordAudit(trx, {
-          tenantId,
-          kind: 'webhook.endpoint_disabled',
-          detail: { endpointId, url: endpoint.url, reason: 'failing' },
-        });
-        disabled = true;
+        if (!exhausted) continue;
+        // A delivery failed for the whole retry period: if nothing reached the endpoint
+        // since it was made, the endpoint only fails, and is disabled until an operator
+        // enables it again.
+        const endpoint = await trx
+          .selectFrom('webhook_endpoints')
+          .select(['last_success_at', 'disabled_at', 'url'])
+          .where('id', '=', r.endpointId)
+          .executeTakeFirst();
+        if (
+          endpoint &&
+          endpoint.disabled_at === null &&
+          (endpoint.last_success_at ?? 0) < r.delivery.created_at
+        ) {
+          await trx
+            .updateTable('webhook_endpoints')
+            .set({ disabled_at: now, disabled_reason: 'failing', updated_at: now })
+            .where('id', '=', r.endpointId)
+            .execute();
+          await recordAudit(trx, {
+            tenantId: r.tenantId,
+            kind: 'webhook.endpoint_disabled',
+            detail: { endpointId: r.endpointId, url: endpoint.url, reason: 'failing' },
+          });
+          disabled.push({ tenantId: r.tenantId, endpointId: r.endpointId });
+        }
       }
     });
-    if (disabled)
+    for (const d of disabled)
       this.#log.warn(
-        { tenantId, endpointId },
+        d,
         'webhooks: an endpoint that only failed for the whole retry period was disabled',
       );
   }
 }
+
+const isSuccess = (outcome: Outcome) =>
+  outcome.statusCode !== null && outcome.statusCode >= 200 && outcome.statusCode < 300;
