@@ -4,6 +4,7 @@
  * here with independent libraries (bcryptjs, hash-wasm, node:crypto for Firebase's
  * documented construction) and must sign in through REST and the hosted form.
  */
+import { spawn } from 'node:child_process';
 import { createCipheriv, randomBytes, scryptSync } from 'node:crypto';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -18,12 +19,13 @@ import {
   setProvider,
 } from '../src/modules/social/index.js';
 import { ADMIN_PASSWORD, signedInAdmin } from './admin-support.js';
-import { latchkey, type Result } from './cli-run.js';
+import { latchkey, MAIN, type Result } from './cli-run.js';
 import {
   type Body,
   browserSignIn,
   DIALECTS,
   email,
+  eventually,
   freshDatabaseUrl,
   json,
   postJson,
@@ -377,6 +379,64 @@ describe.each(DIALECTS)('import and export on %s', (dialect) => {
     expect(real.refused.map((r: Body) => r.line)).toEqual([10_052]);
     expect(dry).toEqual(real);
   });
+
+  it.runIf(dialect === 'sqlite')(
+    '--dry-run on SQLite holds no write lock: the server writes meanwhile without waiting',
+    async () => {
+      const t = await app.tenant();
+      const { userId } = await json(
+        await postJson(app, '/v1/auth/sign-up', t.secretKey, {
+          email: email('writer'),
+          password: 'correct horse battery staple',
+        }),
+      );
+      const rows = Array.from({ length: 120_000 }, (_, i) =>
+        line({ email: `dry${i}@example.com` }),
+      );
+      const big = join(dir, 'dry.jsonl');
+      writeFileSync(big, `${rows.join('\n')}\n`);
+      const child = spawn(
+        process.execPath,
+        [MAIN, 'import', '--tenant', t.tenant.id, '--from', 'latchkey', big, '--dry-run', '--json'],
+        { env: { ...process.env, ...env }, cwd: tmpdir() },
+      );
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (c) => {
+        stdout += c;
+      });
+      child.stderr.on('data', (c) => {
+        stderr += c;
+      });
+      const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+      let running = true;
+      void exited.then(() => {
+        running = false;
+      });
+      // Once the dry run is writing its rows (its first progress line), the server changes a
+      // user again and again until it ends: none of these waits for the dry run.
+      await eventually(async () =>
+        /import: \d+ rows/.test(stderr) || !running ? true : undefined,
+      );
+      const waits: number[] = [];
+      while (running) {
+        const started = Date.now();
+        const res = await app.request(`/v1/users/${userId}`, {
+          method: 'PATCH',
+          headers: { authorization: `Bearer ${t.secretKey}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ name: `n${waits.length}` }),
+        });
+        expect(res.status).toBe(200);
+        waits.push(Date.now() - started);
+      }
+      expect(await exited).toBe(0);
+      expect(JSON.parse(stdout)).toMatchObject({ dryRun: true, imported: 120_000 });
+      expect(waits.length).toBeGreaterThan(3);
+      expect(Math.max(...waits)).toBeLessThan(1_000);
+      expect(await usersOf(t)).toHaveLength(1);
+    },
+    60_000,
+  );
 
   it('many refused rows: each is reported on stderr, the summary keeps the first 1,000 and counts all', async () => {
     const bad = join(dir, 'bad.jsonl');

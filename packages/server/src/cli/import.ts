@@ -1,5 +1,7 @@
 import { once } from 'node:events';
-import { createReadStream, createWriteStream, statSync } from 'node:fs';
+import { createReadStream, createWriteStream, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import {
@@ -13,6 +15,7 @@ import {
   type ReportKind,
 } from '../modules/migration/index.js';
 import { getTenant } from '../modules/tenants/index.js';
+import { openDatabase } from '../storage/index.js';
 import { integer, parse, required, UsageError } from './args.js';
 import type { OpenedDatabase } from './opened.js';
 import { json, type Output } from './output.js';
@@ -72,18 +75,29 @@ export async function importCommand(
   const tenant = await getTenant(database.db, tenantId);
   const input = createReadStream(file);
   const progress = progressLine(output, size, () => input.bytesRead);
-  const summary = await importUsers(
-    { db: database.db, dialect: database.dialect, sqlite: database.sqlite },
-    tenant,
-    parser(input, options),
-    {
-      dryRun: values['dry-run'] === true,
-      update: values.update === true,
-      onProgress: progress,
-      // Every entry on stderr as its outcome is final: the summary keeps only the first ones.
-      onReport: (kind, r) => output.err(`${REPORT_PREFIX[kind]} line ${r.line}: ${r.reason}`),
-    },
-  );
+  const dryRun = values['dry-run'] === true;
+  // A dry run keeps its rows in one transaction, rolled back at the end. On SQLite that
+  // transaction would hold the one write lock for the whole run, and the server's writers
+  // would wait on it: there the dry run works on a snapshot of the database instead.
+  const target = dryRun && database.sqlite ? snapshotOf(database.sqlite) : undefined;
+  const on = target?.database ?? database;
+  let summary: Awaited<ReturnType<typeof importUsers>>;
+  try {
+    summary = await importUsers(
+      { db: on.db, dialect: on.dialect, sqlite: on.sqlite },
+      tenant,
+      parser(input, options),
+      {
+        dryRun,
+        update: values.update === true,
+        onProgress: progress,
+        // Every entry on stderr as its outcome is final: the summary keeps only the first ones.
+        onReport: (kind, r) => output.err(`${REPORT_PREFIX[kind]} line ${r.line}: ${r.reason}`),
+      },
+    );
+  } finally {
+    await target?.drop();
+  }
   const refused = summary.refusedCount;
   if (values.json) {
     json(output, { dryRun: values['dry-run'] === true, ...summary });
@@ -94,6 +108,24 @@ export async function importCommand(
     );
   }
   return refused > 0 ? 1 : 0;
+}
+
+/**
+ * A copy of a SQLite database (`VACUUM INTO`: a read transaction, which in WAL mode holds
+ * no writer back), in a folder of its own that `drop` removes.
+ */
+function snapshotOf(sqlite: NonNullable<OpenedDatabase['sqlite']>) {
+  const dir = mkdtempSync(join(tmpdir(), 'latchkey-dry-run-'));
+  const path = join(dir, 'snapshot.db');
+  sqlite.prepare('vacuum into ?').run(path);
+  const database = openDatabase(`sqlite:${path}`);
+  return {
+    database,
+    async drop() {
+      await database.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
 }
 
 const REPORT_PREFIX: Record<ReportKind, string> = {
