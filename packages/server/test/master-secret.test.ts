@@ -19,6 +19,7 @@ import { SigningKeys } from '../src/modules/sessions/index.js';
 import { providerCredentials } from '../src/modules/social/index.js';
 import { getTenant } from '../src/modules/tenants/index.js';
 import { getUser } from '../src/modules/users/index.js';
+import { signingSecrets } from '../src/modules/webhooks/endpoints.service.js';
 import { openDatabase } from '../src/storage/index.js';
 import { latchkey, MAIN, type Result } from './cli-run.js';
 import { DIALECTS, freshDatabaseUrl, SECRET } from './support.js';
@@ -70,7 +71,12 @@ async function sealed(url: string): Promise<string[]> {
       .orderBy('tenant_id')
       .execute();
     const apps = await database.db.selectFrom('totp_factors').select('secret_jwe').execute();
+    const hooks = await database.db
+      .selectFrom('webhook_endpoints')
+      .select(['secret_jwe', 'previous_secret_jwe'])
+      .execute();
     return [
+      ...hooks.flatMap((h) => [h.secret_jwe, h.previous_secret_jwe ?? '']),
       ...keys.map((k) => k.private_jwe),
       ...providers.map((p) => String(p.secret_jwe)),
       ...apps.map((a) => a.secret_jwe),
@@ -97,6 +103,8 @@ describe.each(DIALECTS)('the master secret on %s', { timeout: 120_000 }, (dialec
   let tenantId = '';
   const userId = randomUUID();
   let appSecret = '';
+  let endpointId = '';
+  let hookSecrets: string[] = [];
 
   beforeAll(async () => {
     ({ url, drop } = await freshDatabaseUrl(dialect));
@@ -113,6 +121,19 @@ describe.each(DIALECTS)('the master secret on %s', { timeout: 120_000 }, (dialec
       env,
     );
     expect(provider.code, provider.stderr).toBe(0);
+    // A webhook endpoint, rotated once: its secret and the one before it are sealed.
+    const hook = await cli(
+      ['webhook', 'create', '--tenant', tenantId, '--url', 'http://127.0.0.1:9/hooks', '--json'],
+      env,
+    );
+    expect(hook.code, hook.stderr).toBe(0);
+    endpointId = JSON.parse(hook.stdout).endpoint.id;
+    const rotatedHook = await cli(
+      ['webhook', 'rotate-secret', '--tenant', tenantId, '--id', endpointId, '--json'],
+      env,
+    );
+    expect(rotatedHook.code, rotatedHook.stderr).toBe(0);
+    hookSecrets = [JSON.parse(rotatedHook.stdout).secret, JSON.parse(hook.stdout).secret];
     // A user's authenticator app, whose secret is sealed too.
     const database = openDatabase(url);
     try {
@@ -152,7 +173,7 @@ describe.each(DIALECTS)('the master secret on %s', { timeout: 120_000 }, (dialec
 
   it('another LATCHKEY_SECRET is refused by the server and every command; nothing changes', async () => {
     const before = await sealed(url);
-    expect(before).toHaveLength(3);
+    expect(before).toHaveLength(5);
     const env = { DATABASE_URL: url, LATCHKEY_SECRET: OTHER };
     expectRefused(await serve(env), 'LATCHKEY_SECRET', 'latchkey secret rotate');
     expectRefused(
@@ -241,9 +262,10 @@ describe.each(DIALECTS)('the master secret on %s', { timeout: 120_000 }, (dialec
     // Every value: the tenant's signing keys, its one provider secret and the user's app.
     expect(JSON.parse(rotated.stdout)).toEqual({
       resealed: {
-        'signing keys': before.length - 2,
+        'signing keys': before.length - 4,
         'provider secrets': 1,
         'authenticator-app secrets': 1,
+        'webhook secrets': 2,
       },
       file: null,
     });
@@ -263,6 +285,13 @@ describe.each(DIALECTS)('the master secret on %s', { timeout: 120_000 }, (dialec
         disabledToo: true,
       });
       expect(github?.secret).toBe('gh-secret-value');
+      // The webhook endpoint signs with the same two secrets.
+      const hook = await database.db
+        .selectFrom('webhook_endpoints')
+        .selectAll()
+        .where('id', '=', endpointId)
+        .executeTakeFirstOrThrow();
+      expect(await signingSecrets(box, hook, Date.now())).toEqual(hookSecrets);
       // The app's codes still match: its secret opened under the new master secret.
       const code = generateSync({ secret: appSecret });
       expect(await matchTotp({ db: database.db, box }, tenantId, userId, code, undefined)).toBe(
@@ -283,7 +312,7 @@ describe.each(DIALECTS)('the master secret on %s', { timeout: 120_000 }, (dialec
     });
     expect(back.code, back.stderr).toBe(0);
     expect(back.stdout).toContain(
-      `Sealed again under the new master secret: ${before.length - 2} signing keys, 1 provider secrets, 1 authenticator-app secrets.`,
+      `Sealed again under the new master secret: ${before.length - 4} signing keys, 1 provider secrets, 1 authenticator-app secrets, 2 webhook secrets.`,
     );
     expect(back.stdout).toContain('Set LATCHKEY_SECRET to the new secret on every instance');
   });
