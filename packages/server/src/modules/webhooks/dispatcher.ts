@@ -119,6 +119,12 @@ export class WebhookDispatcher {
   #flushTimer: NodeJS.Timeout | undefined;
   #flushing = false;
   #flushed: (() => void) | undefined;
+  /**
+   * Kept-alive connections, apart for production tenants (whose new connections are checked
+   * as they are made) and the others (which may reach loopback): a connection one kind
+   * opened is never lent to the other.
+   */
+  readonly #agents = new Map<string, import('node:http').Agent>();
   /** Each endpoint's opened secrets, by their sealed values. */
   readonly #signers = new Map<string, { key: string; until: number; signers: Webhook[] }>();
 
@@ -151,6 +157,7 @@ export class WebhookDispatcher {
     this.#flushTimer = undefined;
     if (this.#flushing) await new Promise<void>((resolve) => (this.#flushed = resolve));
     await this.#flush();
+    for (const agent of this.#agents.values()) agent.destroy();
   }
 
   #schedule(ms: number): void {
@@ -415,6 +422,17 @@ export class WebhookDispatcher {
     if (!this.#running) this.#schedule(0);
   }
 
+  #agentFor(protocol: string, production: boolean): import('node:http').Agent {
+    const key = `${protocol}${production}`;
+    let agent = this.#agents.get(key);
+    if (!agent) {
+      const options = { keepAlive: true, keepAliveMsecs: 1_000, maxFreeSockets: 64 };
+      agent = protocol === 'https:' ? new https.Agent(options) : new http.Agent(options);
+      this.#agents.set(key, agent);
+    }
+    return agent;
+  }
+
   /** One POST: no redirect followed, the address checked as it is connected to, a capped body. */
   #send(
     raw: string,
@@ -425,12 +443,13 @@ export class WebhookDispatcher {
     const settings = this.#settings;
     return new Promise<Outcome>((resolve) => {
       let settled = false;
-      const done = (outcome: Outcome) => {
+      // `keep`: the answer was read to its end, so its connection may serve the next one.
+      const done = (outcome: Outcome, keep = false) => {
         if (settled) return;
         settled = true;
         clearTimeout(timer);
         this.#stopping.signal.removeEventListener('abort', abort);
-        request.destroy();
+        if (!keep) request.destroy();
         resolve(outcome);
       };
       const url = new URL(raw);
@@ -438,7 +457,7 @@ export class WebhookDispatcher {
       const request = client.request(url, {
         method: 'POST',
         headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
-        agent: false,
+        agent: this.#agentFor(url.protocol, production),
         lookup: (hostname, options, callback) => {
           resolveTarget(hostname, production, this.#resolve).then(
             (target: LookupAddress) => {
@@ -475,12 +494,15 @@ export class WebhookDispatcher {
       request.on('response', (response: IncomingMessage) => {
         const chunks: Buffer[] = [];
         let kept = 0;
-        const finish = () =>
-          done({
-            statusCode: response.statusCode ?? null,
-            error: null,
-            responseBody: Buffer.concat(chunks).toString('utf8'),
-          });
+        const finish = (ended = false) =>
+          done(
+            {
+              statusCode: response.statusCode ?? null,
+              error: null,
+              responseBody: Buffer.concat(chunks).toString('utf8'),
+            },
+            ended,
+          );
         response.on('data', (chunk: Buffer) => {
           if (kept < settings.responseBodyBytes) {
             const part = chunk.subarray(0, settings.responseBodyBytes - kept);
@@ -490,8 +512,8 @@ export class WebhookDispatcher {
           // Enough kept: the rest is not read.
           if (kept >= settings.responseBodyBytes) finish();
         });
-        response.on('end', finish);
-        response.on('error', finish);
+        response.on('end', () => finish(true));
+        response.on('error', () => finish());
       });
       request.end(body);
     });
