@@ -108,6 +108,8 @@ export class WebhookDispatcher {
   #timer: NodeJS.Timeout | undefined;
   #running = false;
   #stopped = false;
+  /** The last look left due deliveries behind for want of room. */
+  #starved = false;
   /** The last look failed (the database is unreachable). */
   #failing = false;
   #looking: Promise<void> = Promise.resolve();
@@ -213,17 +215,23 @@ export class WebhookDispatcher {
       .execute();
     let full = due.length === settings.endpointsPerPoll;
     const claimed: Claimed[] = [];
+    this.#starved = false;
     for (const { endpoint_id } of due) {
       const take = Math.min(
         room,
         settings.maxInFlightPerEndpoint - (this.#inFlight.get(endpoint_id) ?? 0),
       );
-      if (take <= 0) continue;
+      if (take <= 0) {
+        // Due but at its limit here: look again as soon as one of its attempts is recorded.
+        this.#starved = true;
+        continue;
+      }
       const mine = await this.#claim(endpoint_id, take, now);
       if (mine.length === take) full = true;
       room -= mine.length;
       claimed.push(...mine);
       if (room <= 0) {
+        this.#starved = true;
         full = false;
         break;
       }
@@ -418,8 +426,8 @@ export class WebhookDispatcher {
       this.#flushing = false;
       this.#flushed?.();
     }
-    // Room again: what waited behind these attempts may go now.
-    if (!this.#running) this.#schedule(0);
+    // Room again: what waited for it may go now (else the next poll finds what is new).
+    if (this.#starved && !this.#running) this.#schedule(0);
   }
 
   #agentFor(protocol: string, production: boolean): import('node:http').Agent {
