@@ -3,11 +3,15 @@
  * server sends its spans over OTLP/HTTP to a real receiver on loopback; unset, it loads no
  * part of the SDK and sends nothing.
  */
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config/config.js';
+import { startServe } from './cli-run.js';
 import {
   HAVE_REDIS,
   json,
@@ -306,5 +310,39 @@ describe.each(MODES)('tracing on, $name', ({ dialect, env, system, redis }) => {
       receiver.spans.filter((s) => s.kind === 2).flatMap((s) => [s, ...receiver.within(s)]),
     );
     expect(receiver.spans.filter((s) => !requestIds.has(s))).toEqual([]);
+  });
+});
+
+describe('tracing on, the built server (latchkey serve)', () => {
+  it('loads the SDK from node_modules beside the bundle, and SIGTERM sends what it holds', async () => {
+    receiver.spans.length = 0;
+    const dir = mkdtempSync(join(tmpdir(), 'latchkey-tracing-'));
+    try {
+      const { child, url, exited } = await startServe(
+        {
+          DATABASE_URL: `sqlite:${join(dir, 'db.sqlite')}`,
+          LATCHKEY_SECRET: 'x'.repeat(32),
+          OTEL_EXPORTER_OTLP_ENDPOINT: endpoint,
+          OTEL_SERVICE_NAME: 'auth-eu',
+          OTEL_BSP_SCHEDULE_DELAY: '60000',
+        },
+        '/readyz',
+      );
+      const caller = '4bf92f3577b34da6a3ce929d0e0e4736';
+      const answer = await fetch(`${url}/api/auth/introspect`, {
+        method: 'POST',
+        headers: { traceparent: `00-${caller}-00f067aa0ba902b7-01` },
+      });
+      expect(answer.status).toBe(401);
+      expect(receiver.spans).toEqual([]);
+      child.kill('SIGTERM');
+      expect(await exited).toBe(0);
+      const span = receiver.request('POST /api/auth/introspect');
+      expect(span.traceId).toBe(caller);
+      expect(span.attributes['http.response.status_code']).toBe(401);
+      expect(receiver.services).toContain('service.name=auth-eu');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
