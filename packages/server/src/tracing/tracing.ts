@@ -198,21 +198,23 @@ export function failSpan(span: Api.Span, error: unknown): void {
 }
 
 /** Runs `task` in a child span of the current request's (or plainly when there is none). */
-export async function traced<T>(
+export function traced<T>(
   name: string,
   attributes: Api.Attributes | undefined,
   task: () => Promise<T>,
 ): Promise<T> {
   const span = childSpan(name, attributes);
   if (!span) return task();
-  try {
-    const result = await task();
-    span.end();
-    return result;
-  } catch (error) {
-    failSpan(span, error);
-    throw error;
-  }
+  return task().then(
+    (result) => {
+      span.end();
+      return result;
+    },
+    (error: unknown) => {
+      failSpan(span, error);
+      throw error;
+    },
+  );
 }
 
 /** What Kysely's `log` option is told after each query (kysely's LogEvent, in part). */
