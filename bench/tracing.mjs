@@ -16,10 +16,9 @@ import { fileURLToPath } from 'node:url';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const SERVER = join(ROOT, 'packages/server');
-const HEAD = join(SERVER, 'dist/latchkey.mjs');
 const OUT = join(ROOT, 'bench/results');
-const BASE_DIR = join(OUT, 'tracing-base');
-const BASE = join(BASE_DIR, 'latchkey.mjs');
+const HEAD = join(OUT, 'tracing-head/latchkey.mjs');
+const BASE = join(OUT, 'tracing-base/latchkey.mjs');
 const BASE_COMMIT = process.env.BENCH_TRACING_BASE ?? 'c5c1598';
 const require = createRequire(join(SERVER, 'package.json'));
 const autocannon = require('autocannon');
@@ -37,10 +36,13 @@ const CORES = os.availableParallelism();
 const PIN = CORES >= 2 && spawnSync('taskset', ['-V']).status === 0;
 
 /**
- * The base server: its sources at BASE_COMMIT, bundled with this build's esbuild options
- * (packages/server/build.mjs), so that the only difference is the code.
+ * Both servers bundled the same way from their TypeScript sources, with this build's
+ * esbuild options (packages/server/build.mjs) and compiler settings, so that the code is
+ * the only difference: this tree's packages/server/src, and the same folder at
+ * BASE_COMMIT. The bundles are written under bench/results/, inside the repository, so
+ * that their createRequire finds node_modules as the real bundle's does.
  */
-async function buildBase() {
+async function buildBoth() {
   const src = join(tmp, 'base');
   mkdirSync(src, { recursive: true });
   const archive = execFileSync('git', ['archive', BASE_COMMIT, 'packages/server/src'], {
@@ -50,17 +52,20 @@ async function buildBase() {
   execFileSync('tar', ['-x', '-C', src], { input: archive });
   const { build } = createRequire(join(SERVER, 'build.mjs'))('esbuild');
   const { bundle } = await import(join(SERVER, 'build.mjs'));
-  mkdirSync(BASE_DIR, { recursive: true });
-  // Inside the repository, so that its node_modules resolve as the real bundle's do.
-  await build({
-    ...bundle,
-    entryPoints: [join(src, 'packages/server/src/main.ts')],
-    outfile: BASE,
-    absWorkingDir: SERVER,
-    nodePaths: [join(ROOT, 'node_modules')],
-    legalComments: 'none',
-    sourcemap: false,
-  });
+  for (const [entry, outfile] of [
+    [join(src, 'packages/server/src/main.ts'), BASE],
+    [join(SERVER, 'src/main.ts'), HEAD],
+  ])
+    await build({
+      ...bundle,
+      entryPoints: [entry],
+      outfile,
+      absWorkingDir: SERVER,
+      tsconfig: join(SERVER, 'tsconfig.build.json'),
+      nodePaths: [join(ROOT, 'node_modules')],
+      legalComments: 'none',
+      sourcemap: false,
+    });
 }
 
 function freePort() {
@@ -148,7 +153,7 @@ async function main() {
   }, 300_000);
   timer.unref();
   if (PIN) execFileSync('taskset', ['-cp', '1', String(process.pid)], { stdio: 'ignore' });
-  await buildBase();
+  await buildBoth();
   const env = {
     DATABASE_URL: `sqlite:${join(tmp, 'bench.db')}`,
     LATCHKEY_SECRET: SECRET,
@@ -214,9 +219,11 @@ async function main() {
 
   const results = { base: [], off: [], on: [] };
   const idle = { base: [], off: [], on: [] };
-  // In turns, so that a busier moment of a shared machine falls on every variant alike.
+  // In turns, each round starting with the next variant, so that a busier moment of a
+  // shared machine (or the first place in a round) falls on every variant alike.
+  const order = Object.entries(variants);
   for (let round = 0; round < ROUNDS; round++) {
-    for (const [name, v] of Object.entries(variants)) {
+    for (const [name, v] of [...order.slice(round % 3), ...order.slice(0, round % 3)]) {
       const server = await serve(v.main, v.env);
       idle[name].push(server.idleRss);
       const url = `${server.url}/api/auth/introspect`;
