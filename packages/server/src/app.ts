@@ -55,6 +55,7 @@ import {
   WebhookDispatcher,
 } from './modules/webhooks/index.js';
 import { type Database, migrateToLatest, openDatabase } from './storage/index.js';
+import { setRoute, startTracing, stopTracing, traceRequest, tracer } from './tracing/tracing.js';
 
 export interface BuildOptions {
   /** Where logs go (tests capture them); stdout by default. */
@@ -92,6 +93,8 @@ const DEFAULT_HEADERS = { 'cache-control': 'no-store', 'x-content-type-options':
 
 /** The composition root: opens storage, builds services, registers routes. */
 export async function buildApp(config: Config, options: BuildOptions = {}): Promise<App> {
+  // Before the database and Redis are opened: their clients are traced from the start.
+  startTracing(config.tracing);
   // Requests go to the introspection fast path first, once the context exists (below).
   let fastPath: FastPath | undefined;
   let fastify: ((request: IncomingMessage, response: ServerResponse) => void) | undefined;
@@ -100,8 +103,14 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     // Fastify's own HTTP/1.1 server (lib/server.js), with the fast path in front.
     serverFactory: (handler, opts) => {
       fastify = handler;
+      // Traced, each request runs in its span (docs/design.md §7.1); untraced, one check.
+      const traced = (request: IncomingMessage, response: ServerResponse) => {
+        if (fastPath?.(request, response)) setRoute(response, INTROSPECT_PATH);
+        else handler(request, response);
+      };
       const server = createServer((request, response) => {
-        if (!fastPath?.(request, response)) handler(request, response);
+        if (tracer) traceRequest(request, response, () => traced(request, response));
+        else if (!fastPath?.(request, response)) handler(request, response);
       });
       connections = trackConnections(server);
       // Fastify has filled in its defaults (72 s, none, none, none) by now.
@@ -268,6 +277,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     // route says how (public config, JWKS, the script). Tokens and users' data never are
     // (RFC 6749 section 5.1).
     reply.headers(DEFAULT_HEADERS);
+    // The request's span is named by its route (docs/design.md §7.1), known once routed.
+    if (tracer) setRoute(reply.raw, request.routeOptions.url);
     if (closing) {
       connections?.lastAnswer(reply.raw);
       sendProblem(
@@ -342,6 +353,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       redisHealth?.close();
       redis?.disconnect();
       await database.close();
+      // The spans of the last requests are sent before the process may end.
+      if (config.tracing) await stopTracing();
     },
   };
 }

@@ -20,6 +20,7 @@ import { provisionTenant } from '../src/modules/provisioning/index.js';
 import type { Tenant } from '../src/modules/tenants/index.js';
 import type { SignInPolicy } from '../src/modules/users/index.js';
 import { type DialectName, migrateToLatest, openDatabase } from '../src/storage/index.js';
+import { startTracing, stopTracing } from '../src/tracing/tracing.js';
 
 export const PG_URL = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 export const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -197,6 +198,8 @@ export async function startApp(
     },
     { warn: () => {} },
   );
+  // As `latchkey serve` does: traced (OTEL_*), the database's queries are traced too.
+  startTracing(config.tracing);
   const database = openDatabase(fresh.url, { poolSize: 4 });
   await migrateToLatest(database.db as never);
   const logs = new LogCapture();
@@ -235,6 +238,7 @@ export async function startApp(
     request: (path, init) => fetch(url + path, init),
     async dispose() {
       await built.close();
+      if (config.tracing) await stopTracing();
       await fresh.drop();
     },
   };

@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module';
 import type { Redis } from 'ioredis';
 import { defaults } from '../config/defaults.js';
+import { childSpan, failSpan, tracer } from '../tracing/tracing.js';
 
 /** ioredis is loaded only when REDIS_URL is set. */
 const require = createRequire(import.meta.url);
@@ -18,7 +19,27 @@ export function connectRedis(url: string, onError: (error: Error) => void): Redi
     retryStrategy: (times) => Math.min(times * 200, 2000),
   });
   redis.on('error', onError);
+  if (tracer) traceCommands(redis);
   return redis;
+}
+
+/** A CLIENT span per command sent within a request: its name only, never its arguments. */
+function traceCommands(redis: Redis): void {
+  const send = redis.sendCommand.bind(redis);
+  redis.sendCommand = ((command, stream) => {
+    const name = command.name.toUpperCase();
+    const span = childSpan(
+      name,
+      { 'db.system.name': 'redis', 'db.operation.name': name },
+      'client',
+    );
+    if (span)
+      command.promise.then(
+        () => span.end(),
+        (error: unknown) => failSpan(span, error),
+      );
+    return send(command, stream);
+  }) as Redis['sendCommand'];
 }
 
 /** Waits until Redis is ready, or `timeoutMs`, or an error: start anyway, in memory. */

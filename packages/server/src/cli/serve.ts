@@ -8,6 +8,7 @@ import { provisionTenant } from '../modules/provisioning/index.js';
 import { listTenants } from '../modules/tenants/index.js';
 import { createPasswordHasher } from '../modules/users/index.js';
 import { type Database, openDatabase, pendingMigrations } from '../storage/index.js';
+import { startTracing, stopTracing } from '../tracing/tracing.js';
 import { parse } from './args.js';
 import type { Output } from './output.js';
 
@@ -108,6 +109,8 @@ function listenError(error: unknown, port: number, host: string): Error {
 
 export async function serveCommand(config: Config, args: string[], output: Output): Promise<void> {
   const { values } = parse(args, { demo: { type: 'boolean' } });
+  // First: the database's client is traced from its first query (docs/design.md §7.1).
+  startTracing(config.tracing);
   const database = openDatabase(config.databaseUrl);
   if (database.dialect === 'postgres') {
     const pending = await pendingMigrations(database.db as never);
@@ -159,6 +162,8 @@ export async function serveCommand(config: Config, args: string[], output: Outpu
     deadline.unref();
     try {
       await close();
+      // Sends the spans still held (buildApp's close flushed them, this ends the SDK).
+      await stopTracing();
     } catch (error) {
       app.log.error({ err: error }, 'shutdown failed');
       process.exit(1);

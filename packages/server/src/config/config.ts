@@ -12,6 +12,7 @@ import {
   writeSync,
 } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
+import type { TracingSettings } from '../tracing/tracing.js';
 import { defaults } from './defaults.js';
 
 export type TrustProxy = boolean | number | string[];
@@ -44,6 +45,8 @@ export interface Config {
   readonly breachedPasswordsUrl: string | undefined;
   readonly bodyLimit: number;
   readonly argon2: { memoryCost: number; timeCost: number; parallelism: number };
+  /** OpenTelemetry traces (OTEL_EXPORTER_OTLP_ENDPOINT and friends); unset: off. */
+  readonly tracing?: TracingSettings | undefined;
 }
 
 export type SecretSource =
@@ -207,5 +210,70 @@ export function loadConfig(env: NodeJS.ProcessEnv, options: LoadOptions = {}): C
     breachedPasswordsUrl,
     bodyLimit: defaults.bodyLimit,
     argon2: { ...defaults.argon2 },
+    tracing: parseTracing(env),
+  });
+}
+
+/** A non-negative integer OTEL_* setting, or undefined when unset. */
+function otelInteger(env: NodeJS.ProcessEnv, name: string): number | undefined {
+  const value = env[name];
+  if (value === undefined || value === '') return undefined;
+  if (!/^\d+$/.test(value)) throw new ConfigError(`${name} must be a whole number, got "${value}"`);
+  return Number(value);
+}
+
+const SAMPLERS = [
+  'always_on',
+  'always_off',
+  'traceidratio',
+  'parentbased_always_on',
+  'parentbased_always_off',
+  'parentbased_traceidratio',
+];
+
+/**
+ * The OpenTelemetry SDK's standard variables (opentelemetry.io/docs/specs/otel/configuration/
+ * sdk-environment-variables): traces go to OTEL_EXPORTER_OTLP_TRACES_ENDPOINT as given, or
+ * to `{OTEL_EXPORTER_OTLP_ENDPOINT}/v1/traces`; neither set, tracing is off.
+ */
+function parseTracing(env: NodeJS.ProcessEnv): TracingSettings | undefined {
+  const traces = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT;
+  const base = env.OTEL_EXPORTER_OTLP_ENDPOINT;
+  if (!traces && !base) return undefined;
+  if (env.OTEL_SDK_DISABLED === 'true') return undefined;
+  const url = traces || `${(base as string).replace(/\/+$/, '')}/v1/traces`;
+  if (!/^https?:\/\//.test(url))
+    throw new ConfigError(
+      `OTEL_EXPORTER_OTLP_ENDPOINT must be an http:// or https:// URL, got "${traces || base}"`,
+    );
+  const sampler = env.OTEL_TRACES_SAMPLER || 'parentbased_always_on';
+  if (!SAMPLERS.includes(sampler))
+    throw new ConfigError(`OTEL_TRACES_SAMPLER must be one of ${SAMPLERS.join(', ')}`);
+  const ratio = env.OTEL_TRACES_SAMPLER_ARG ? Number(env.OTEL_TRACES_SAMPLER_ARG) : 1;
+  if (!(ratio >= 0 && ratio <= 1))
+    throw new ConfigError('OTEL_TRACES_SAMPLER_ARG must be a number between 0 and 1');
+  const resourceAttributes: Record<string, string> = {};
+  for (const pair of (env.OTEL_RESOURCE_ATTRIBUTES ?? '').split(',')) {
+    const at = pair.indexOf('=');
+    if (at > 0)
+      resourceAttributes[decodeURIComponent(pair.slice(0, at).trim())] = decodeURIComponent(
+        pair.slice(at + 1).trim(),
+      );
+  }
+  const batch = {
+    scheduledDelayMillis: otelInteger(env, 'OTEL_BSP_SCHEDULE_DELAY'),
+    maxQueueSize: otelInteger(env, 'OTEL_BSP_MAX_QUEUE_SIZE'),
+    maxExportBatchSize: otelInteger(env, 'OTEL_BSP_MAX_EXPORT_BATCH_SIZE'),
+    exportTimeoutMillis: otelInteger(env, 'OTEL_BSP_EXPORT_TIMEOUT'),
+  };
+  return Object.freeze({
+    url,
+    serviceName: env.OTEL_SERVICE_NAME || 'latchkey',
+    sampler,
+    samplerRatio: ratio,
+    resourceAttributes: Object.freeze(resourceAttributes),
+    batch: Object.freeze(
+      Object.fromEntries(Object.entries(batch).filter(([, v]) => v !== undefined)),
+    ),
   });
 }

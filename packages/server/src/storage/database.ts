@@ -5,6 +5,7 @@ import type SQLiteType from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import type pgType from 'pg';
 import { defaults } from '../config/defaults.js';
+import { querySpans, tracer } from '../tracing/tracing.js';
 import type { Schema } from './schema.js';
 
 // Each driver is loaded only when its database is used: a SQLite deployment never pays
@@ -61,7 +62,11 @@ function openSqlite(path: string): Pick<Database, 'db' | 'dialect' | 'dataVersio
   // Prepared once: database.pragma() would prepare it on every call (about 20 us).
   const dataVersion = database.prepare('pragma data_version').pluck();
   return {
-    db: new Kysely<Schema>({ dialect: new SqliteDialect({ database }) }),
+    db: new Kysely<Schema>({
+      dialect: new SqliteDialect({ database }),
+      // Traced (docs/design.md §7.1): a span per query; untraced, Kysely times nothing.
+      ...(tracer && { log: querySpans('sqlite') }),
+    }),
     dialect: 'sqlite',
     dataVersion: () => dataVersion.get() as number,
     sqlite: database,
@@ -121,7 +126,10 @@ function openPostgres(
   // on its own; the pool drops the ended client.
   pool.on('connect', (client) => client.on('error', (error) => report(error)));
   return {
-    db: new Kysely<Schema>({ dialect: new PostgresDialect({ pool }) }),
+    db: new Kysely<Schema>({
+      dialect: new PostgresDialect({ pool }),
+      ...(tracer && { log: querySpans('postgresql') }),
+    }),
     dialect: 'postgres',
     onIdleError(listener) {
       report = listener;

@@ -1,4 +1,5 @@
 import { type KeyObject, verify } from 'node:crypto';
+import { childSpan } from '../../tracing/tracing.js';
 
 /**
  * RS256 compact JWS verification with node:crypto and a KeyObject made once per signing
@@ -75,6 +76,7 @@ export function verifyAccessToken(
   // Both parts are checked first: the signed bytes are then plain ASCII.
   if (!isBase64url(parsed.payload) || !isBase64url(parsed.signature)) return undefined;
   let valid = false;
+  const span = childSpan('jwt verify', { 'jwt.alg': 'RS256' });
   try {
     valid = verify(
       'RSA-SHA256',
@@ -84,6 +86,8 @@ export function verifyAccessToken(
     );
   } catch {
     return undefined;
+  } finally {
+    span?.end();
   }
   if (!valid) return undefined;
   // The payload's alphabet and length were checked above, before the signature.

@@ -10,6 +10,7 @@ import type {
   SessionRow,
   Tx,
 } from '../../storage/index.js';
+import { traced } from '../../tracing/tracing.js';
 import type { Tenant } from '../tenants/index.js';
 import { getUser, type User } from '../users/index.js';
 import { findSession, insertSessionRow } from './session-records.js';
@@ -144,7 +145,7 @@ export class SessionIssuer {
     // RFC 9068 section 2.1: typ "at+jwt"; RFC 8725 section 3.1: one algorithm, pinned.
     // Section 2.2's client_id: every app of a tenant is one client, named by the tenant id
     // (the id that also authenticates introspection, RFC 7662 section 2.1).
-    return new SignJWT({
+    const token = new SignJWT({
       email: user.email,
       tid: tenant.id,
       sid: sessionId,
@@ -162,8 +163,8 @@ export class SessionIssuer {
       .setSubject(user.id)
       .setIssuedAt()
       .setExpirationTime(`${tenant.accessTokenTtl}s`)
-      .setJti(randomUUID())
-      .sign(key);
+      .setJti(randomUUID());
+    return traced('jwt sign', { 'jwt.alg': SIGNING_ALG }, () => token.sign(key));
   }
 
   /**

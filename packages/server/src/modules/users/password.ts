@@ -1,5 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { hash, verify } from '@node-rs/argon2';
+import { traced } from '../../tracing/tracing.js';
 
 export interface Argon2Params {
   memoryCost: number;
@@ -44,10 +45,13 @@ export function createPasswordHasher(
 ): PasswordHasher {
   const run = gate(Math.max(1, concurrency));
   return {
-    hash: (password) => run(() => hash(password.normalize('NFKC'), params)),
+    hash: (password) =>
+      run(() => traced('argon2id hash', undefined, () => hash(password.normalize('NFKC'), params))),
     async verify(digest, password) {
       try {
-        return await run(() => verify(digest, password.normalize('NFKC')));
+        return await run(() =>
+          traced('argon2id verify', undefined, () => verify(digest, password.normalize('NFKC'))),
+        );
       } catch {
         return false;
       }

@@ -1,0 +1,290 @@
+// What OpenTelemetry tracing costs (docs/design.md §7.1): warm introspection and idle memory
+// of this build with tracing off, beside the same server built from the last commit before
+// tracing existed (BENCH_TRACING_BASE, c5c1598), run in turns in the same run on the same
+// core; and this build with tracing on, sending every span to an OTLP/HTTP receiver.
+// Run with `npm run bench` (or `node bench/tracing.mjs` after `npm run build`).
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import { createRequire } from 'node:module';
+import net from 'node:net';
+import os from 'node:os';
+import { dirname, join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+const SERVER = join(ROOT, 'packages/server');
+const OUT = join(ROOT, 'bench/results');
+const HEAD = join(OUT, 'tracing-head/latchkey.mjs');
+const BASE = join(OUT, 'tracing-base/latchkey.mjs');
+const BASE_COMMIT = process.env.BENCH_TRACING_BASE ?? 'c5c1598';
+const require = createRequire(join(SERVER, 'package.json'));
+const autocannon = require('autocannon');
+
+const CONNECTIONS = 10;
+const WARMUP_S = 2;
+const LOAD_S = Number(process.env.BENCH_LOAD_S ?? 5);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const TOKENS = 200;
+const SECRET = randomBytes(32).toString('base64url');
+const children = new Set();
+const tmp = mkdtempSync(join(os.tmpdir(), 'latchkey-bench-tracing-'));
+/** Server on CPU 0, the load generator (this process) on CPU 1, when the machine allows. */
+const CORES = os.availableParallelism();
+const PIN = CORES >= 2 && spawnSync('taskset', ['-V']).status === 0;
+
+/**
+ * Both servers bundled the same way from their TypeScript sources, with this build's
+ * esbuild options (packages/server/build.mjs) and compiler settings, so that the code is
+ * the only difference: this tree's packages/server/src, and the same folder at
+ * BASE_COMMIT. The bundles are written under bench/results/, inside the repository, so
+ * that their createRequire finds node_modules as the real bundle's does.
+ */
+async function buildBoth() {
+  const src = join(tmp, 'base');
+  mkdirSync(src, { recursive: true });
+  const archive = execFileSync('git', ['archive', BASE_COMMIT, 'packages/server/src'], {
+    cwd: ROOT,
+    maxBuffer: 64 << 20,
+  });
+  execFileSync('tar', ['-x', '-C', src], { input: archive });
+  const { build } = createRequire(join(SERVER, 'build.mjs'))('esbuild');
+  const { bundle } = await import(join(SERVER, 'build.mjs'));
+  for (const [entry, outfile] of [
+    [join(src, 'packages/server/src/main.ts'), BASE],
+    [join(SERVER, 'src/main.ts'), HEAD],
+  ])
+    await build({
+      ...bundle,
+      entryPoints: [entry],
+      outfile,
+      absWorkingDir: SERVER,
+      tsconfig: join(SERVER, 'tsconfig.build.json'),
+      nodePaths: [join(ROOT, 'node_modules')],
+      legalComments: 'none',
+      sourcemap: false,
+    });
+}
+
+function freePort() {
+  return new Promise((resolve) => {
+    const s = net.createServer().listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+async function waitFor(url) {
+  for (let i = 0; i < 150; i++) {
+    try {
+      if ((await fetch(url)).status < 500) return;
+    } catch {}
+    await sleep(100);
+  }
+  throw new Error(`${url} did not come up`);
+}
+
+function rssMb(pid) {
+  const line = readFileSync(`/proc/${pid}/status`, 'utf8').match(/VmRSS:\s+(\d+)/);
+  return line ? Number(line[1]) / 1024 : Number.NaN;
+}
+
+/** A server on the shared database; resolves once it answers and has settled. */
+async function serve(main, env) {
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const node = [process.execPath, '--max-semi-space-size=4', main, 'serve'];
+  const [cmd, ...args] = PIN ? ['taskset', '-c', '0', ...node] : node;
+  const child = spawn(cmd, args, {
+    env: { ...process.env, ...env, PORT: String(port) },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  children.add(child);
+  await waitFor(`${url}/healthz`);
+  await sleep(1000);
+  return {
+    url,
+    idleRss: rssMb(child.pid),
+    async stop() {
+      child.kill('SIGTERM');
+      await new Promise((r) => child.once('exit', r));
+      children.delete(child);
+    },
+  };
+}
+
+function cycle(url, bodies, headers, duration) {
+  const { origin, pathname } = new URL(url);
+  const requests = bodies.map((body) => ({ method: 'POST', path: pathname, headers, body }));
+  return autocannon({ url: origin, connections: CONNECTIONS, duration, requests });
+}
+
+/** An OTLP/HTTP receiver that takes every export and counts them. */
+async function receiver() {
+  let exports = 0;
+  let bytes = 0;
+  const server = createServer((request, response) => {
+    request.on('data', (chunk) => {
+      bytes += chunk.length;
+    });
+    request.on('end', () => {
+      exports++;
+      response.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+    });
+  });
+  await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    url: `http://127.0.0.1:${server.address().port}`,
+    counts: () => ({ exports, bytes }),
+    close: () => new Promise((r) => server.close(r)),
+  };
+}
+
+const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+
+async function main() {
+  const timer = setTimeout(() => {
+    console.error('bench: over time, stopping');
+    cleanup();
+    process.exit(1);
+  }, 300_000);
+  timer.unref();
+  if (PIN) execFileSync('taskset', ['-cp', '1', String(process.pid)], { stdio: 'ignore' });
+  await buildBoth();
+  const env = {
+    DATABASE_URL: `sqlite:${join(tmp, 'bench.db')}`,
+    LATCHKEY_SECRET: SECRET,
+    LOG_LEVEL: 'warn',
+    // One issuer for every server, whatever its port: each accepts the tokens of the first.
+    PUBLIC_URL: 'http://127.0.0.1:8788',
+  };
+  const created = JSON.parse(
+    execFileSync(
+      process.execPath,
+      [
+        HEAD,
+        'tenant',
+        'create',
+        '--name',
+        'Bench',
+        '--plan',
+        'enterprise',
+        '--rps',
+        '1000000',
+        '--rpm',
+        '60000000',
+        '--json',
+      ],
+      { env: { ...process.env, ...env } },
+    ).toString(),
+  );
+  const headers = {
+    authorization: `Bearer ${created.secretKey}`,
+    'content-type': 'application/json',
+  };
+  const sink = await receiver();
+  const variants = {
+    base: { main: BASE, env },
+    off: { main: HEAD, env },
+    on: {
+      main: HEAD,
+      env: { ...env, OTEL_EXPORTER_OTLP_ENDPOINT: sink.url, OTEL_BSP_MAX_QUEUE_SIZE: '65536' },
+    },
+  };
+
+  // Tokens for everyone: signed in through this build (the database and secret are shared).
+  const first = await serve(HEAD, env);
+  const post = (path, body) =>
+    fetch(first.url + path, { method: 'POST', headers, body: JSON.stringify(body) }).then((r) =>
+      r.json(),
+    );
+  const tokens = [];
+  await Promise.all(
+    Array.from({ length: 4 }, async (_, worker) => {
+      for (let i = worker; i < TOKENS; i += 4) {
+        const credentials = {
+          email: `bench-${i}@example.com`,
+          password: 'correct horse battery staple',
+        };
+        await post('/v1/auth/sign-up', credentials);
+        tokens.push((await post('/v1/auth/sign-in', credentials)).accessToken);
+      }
+    }),
+  );
+  await first.stop();
+  const bodies = tokens.map((token) => JSON.stringify({ token }));
+
+  const results = { base: [], off: [], on: [] };
+  const idle = { base: [], off: [], on: [] };
+  // In turns, each round starting with the next variant, so that a busier moment of a
+  // shared machine (or the first place in a round) falls on every variant alike.
+  const order = Object.entries(variants);
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const [name, v] of [...order.slice(round % 3), ...order.slice(0, round % 3)]) {
+      const server = await serve(v.main, v.env);
+      idle[name].push(server.idleRss);
+      const url = `${server.url}/api/auth/introspect`;
+      const check = await fetch(url, { method: 'POST', headers, body: bodies[0] }).then((r) =>
+        r.json(),
+      );
+      if (!check.active) throw new Error(`${name}: token not active`);
+      await cycle(url, bodies, headers, WARMUP_S);
+      const r = await cycle(url, bodies, headers, LOAD_S);
+      if (r.non2xx || r.errors) throw new Error(`${name}: ${r.non2xx} non-2xx, ${r.errors} errors`);
+      results[name].push(r.requests.average);
+      await server.stop();
+    }
+  }
+  const sent = sink.counts();
+  await sink.close();
+  clearTimeout(timer);
+
+  const rps = Object.fromEntries(Object.entries(results).map(([k, v]) => [k, median(v)]));
+  const rss = Object.fromEntries(Object.entries(idle).map(([k, v]) => [k, median(v)]));
+  const offRatio = rps.off / rps.base;
+  const onRatio = rps.on / rps.off;
+  console.log(
+    `\nTracing, warm introspection on SQLite, ${TOKENS} tokens cycled, ${CONNECTIONS} connections, ${ROUNDS} rounds of ${LOAD_S} s in turns, medians (${PIN ? 'server on CPU 0, load on CPU 1' : 'not pinned'}; ${CORES} cores, node ${process.version})`,
+  );
+  for (const name of ['base', 'off', 'on'])
+    console.log(
+      `  ${{ base: `before tracing (${BASE_COMMIT})`, off: 'this build, tracing off', on: 'this build, tracing on' }[name].padEnd(32)} ${rps[name].toFixed(0).padStart(6)} req/s  [${results[name].map((x) => x.toFixed(0)).join(', ')}]  idle RSS ${rss[name].toFixed(1)} MB`,
+    );
+  console.log(
+    `  spans received while on: ${sent.exports} exports, ${(sent.bytes / 1e6).toFixed(1)} MB`,
+  );
+  console.log(
+    `tracing_off/base=${offRatio.toFixed(2)} idle_rss_off-base_mb=${(rss.off - rss.base).toFixed(1)}`,
+  );
+  console.log(
+    `tracing_on/off=${onRatio.toFixed(2)} idle_rss_on-off_mb=${(rss.on - rss.off).toFixed(1)}`,
+  );
+  const pass = offRatio >= 0.97 && rss.off - rss.base < 2;
+  // Rounds of one variant that differ by more than 15 %: the machine was busy with other
+  // work, and no ratio of such medians says anything about the code.
+  const spread = Math.max(...Object.values(results).map((v) => Math.max(...v) / Math.min(...v)));
+  const noisy = spread > 1.15;
+  console.log(
+    `verdict tracing off costs nothing: ${noisy ? `INCONCLUSIVE (rounds of one variant differ by up to ${((spread - 1) * 100).toFixed(0)} %, load average ${os.loadavg()[0].toFixed(1)}: rerun on a quiet machine)` : pass ? 'MET' : 'NOT MET'} (warm introspection ${offRatio.toFixed(2)} of the build before tracing, goal >= 0.97 within noise; idle RSS ${(rss.off - rss.base).toFixed(1)} MB more, goal < 2 MB)`,
+  );
+  mkdirSync(OUT, { recursive: true });
+  writeFileSync(
+    join(OUT, 'tracing.json'),
+    `${JSON.stringify({ date: new Date().toISOString(), base: BASE_COMMIT, pinned: PIN, loadavg: os.loadavg(), results, idle, sent }, null, 2)}\n`,
+  );
+}
+
+function cleanup() {
+  for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
+  rmSync(tmp, { recursive: true, force: true });
+}
+
+main()
+  .catch((error) => {
+    console.error(error);
+    process.exitCode = 1;
+  })
+  .finally(cleanup);
