@@ -7,7 +7,7 @@
 // by the next run with the same BENCH_TENANTS: making 10,000 RSA signing keys takes minutes.
 // Run with `npm run bench` (or `node bench/tenants.mjs` after `npm run build`).
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import net from 'node:net';
 import os from 'node:os';
@@ -51,8 +51,10 @@ function freePort() {
 }
 
 /** The tenants, their keys, signing keys and users; the keys go to a side file (kept). */
-async function prepare(databaseUrl, keysFile) {
+async function prepare(databaseUrl, keysFile, reset) {
   if (existsSync(keysFile)) return JSON.parse(readFileSync(keysFile, 'utf8'));
+  // No keys kept: a run stopped half-way. Start from an empty database.
+  await reset();
   const { openDatabase, migrateToLatest } = await dist('storage/index.js');
   const { openMasterSecret } = await dist('modules/master-secret/index.js');
   const { createTenantsFromLines } = await dist('modules/provisioning/index.js');
@@ -206,8 +208,8 @@ const introspectRequest = (secretKey, token) => ({
   body: JSON.stringify({ token }),
 });
 
-async function scenario(name, databaseUrl, keysFile) {
-  const keys = await prepare(databaseUrl, keysFile);
+async function scenario(name, databaseUrl, keysFile, reset) {
+  const keys = await prepare(databaseUrl, keysFile, reset);
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   const t0 = performance.now();
@@ -287,12 +289,18 @@ async function scenario(name, databaseUrl, keysFile) {
   return { name, tenants: TENANTS, readyMs, idleRss, loadedRss, search, far, oneRps, spreadRps };
 }
 
-async function postgresUrl() {
-  const schema = `lk_bench_tenants_${TENANTS}`;
+const PG_SCHEMA = `lk_bench_tenants_${TENANTS}`;
+
+async function postgres(sqlText) {
   const admin = new pg.Client({ connectionString: PG_URL });
   await admin.connect();
-  await admin.query(`create schema if not exists ${schema}`);
+  await admin.query(sqlText);
   await admin.end();
+}
+
+async function postgresUrl() {
+  const schema = PG_SCHEMA;
+  await postgres(`create schema if not exists ${schema}`);
   const u = new URL(PG_URL);
   u.searchParams.set('options', `-c search_path=${schema}`);
   return u.toString();
@@ -334,11 +342,23 @@ async function main() {
       'sqlite',
       `sqlite:${join(keep, `tenants-${TENANTS}.db`)}`,
       join(keep, `sqlite-${TENANTS}.json`),
+      async () => {
+        for (const end of ['', '-wal', '-shm'])
+          rmSync(join(keep, `tenants-${TENANTS}.db${end}`), { force: true });
+      },
     ),
   ];
   if (await reachable())
     results.push(
-      await scenario('postgres', await postgresUrl(), join(keep, `postgres-${TENANTS}.json`)),
+      await scenario(
+        'postgres',
+        await postgresUrl(),
+        join(keep, `postgres-${TENANTS}.json`),
+        async () => {
+          await postgres(`drop schema if exists ${PG_SCHEMA} cascade`);
+          await postgres(`create schema ${PG_SCHEMA}`);
+        },
+      ),
     );
   else console.log('tenants: PostgreSQL not reachable, skipped');
   mkdirSync(dirname(RESULTS), { recursive: true });
