@@ -49,7 +49,7 @@ ${select({ name: 'plan', label: 'Plan', options: PLANS, value: p.form?.plan ?? '
 
 const searchForm = (query: string) =>
   html`<form method="get" action="/admin/tenants" class="card" role="search">
-${field({ name: 'q', label: 'Name or id', type: 'search', value: query, hint: 'Part of a name or an id, in any case. Empty: every tenant, oldest first.' })}
+${field({ name: 'q', label: 'Search tenants', type: 'search', value: query, hint: 'Part of a name or an id, in any case. Empty: every tenant, oldest first.' })}
 <button type="submit">Search</button></form>`;
 
 /** "Next" continues after the page's last tenant; "First page" goes back to the start. */
