@@ -2,8 +2,8 @@
 // a user, made in this process through the bulk path (`tenant create --from`'s), then the
 // server as `latchkey serve` runs it: start to ready, idle memory, the admin Tenants list
 // (a search and a far page), and warm introspection over the tokens of 1,000 different
-// tenants beside the same load over one tenant's 1,000 tokens. On SQLite, and on PostgreSQL
-// when reachable. The prepared database is kept (tmpdir, or a PostgreSQL schema) and reused
+// tenants beside the same load over one tenant's 1,000 tokens. On PostgreSQL + Redis when
+// reachable, and on SQLite. The prepared database is kept (tmpdir, or a PostgreSQL schema) and reused
 // by the next run with the same BENCH_TENANTS: making 10,000 RSA signing keys takes minutes.
 // Run with `npm run bench` (or `node bench/tenants.mjs` after `npm run build`).
 import { spawn } from 'node:child_process';
