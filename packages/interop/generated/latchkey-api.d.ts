@@ -235,6 +235,42 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/operator/tenants": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List tenants, oldest first, a page at a time; search by name or id */
+        get: operations["listTenants"];
+        put?: never;
+        /** Create a tenant with its signing key, a secret key and a publishable key (the secret key is returned only now) */
+        post: operations["createTenant"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/operator/tenants/{tenantId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get a tenant */
+        get: operations["getTenant"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /** Change a tenant's settings; what is not sent stays as it is */
+        patch: operations["updateTenant"];
+        trace?: never;
+    };
     "/v1/users/{userId}/factors": {
         parameters: {
             query?: never;
@@ -874,6 +910,34 @@ export interface components {
             lastUsedAt: string | null;
             /** @description Recovery codes left unused */
             remaining?: number;
+        };
+        /** Tenant */
+        Tenant: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            plan: "free" | "pro" | "enterprise";
+            limits: {
+                rps: number;
+                rpm: number;
+            };
+            environment: "development" | "production";
+            allowedOrigins: string[];
+            requireEmailVerification: boolean;
+            accessTokenTtl: number;
+            passwordEnabled: boolean;
+            mfaPolicy: "off" | "optional" | "required";
+            passkeysEnabled: boolean;
+            dynamicRegistration: boolean;
+            branding: {
+                logoUrl: string | null;
+                primaryColor: string | null;
+            };
+            audience: string | null;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
         };
     };
     responses: never;
@@ -1946,6 +2010,370 @@ export interface operations {
             };
             /** @description Not found (not_found) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited (rate_limited), with Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listTenants: {
+        parameters: {
+            query?: {
+                /** @description Part of a name or an id, in any case */
+                search?: string;
+                /** @description next of the previous page: a tenant id */
+                after?: string;
+                /** @description 1 to 100, default 50 */
+                limit?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Tenant"][];
+                        /** @description Pass as after for the next page; null on the last */
+                        next: string | null;
+                    };
+                };
+            };
+            /** @description Bad request (invalid_request) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or wrong key (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Wrong key kind or scope (forbidden) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Field rules failed (validation_failed, with errors[]) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited (rate_limited), with Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createTenant: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name: string;
+                    /** @description free, pro, enterprise */
+                    plan?: string;
+                    /** @description Enterprise plan only */
+                    rps?: number;
+                    /** @description Enterprise plan only */
+                    rpm?: number;
+                    allowedOrigins?: string[];
+                    requireEmailVerification?: boolean;
+                    accessTokenTtl?: number;
+                    passwordEnabled?: boolean;
+                    /** @description off, optional, required */
+                    mfaPolicy?: string;
+                    passkeysEnabled?: boolean;
+                    dynamicRegistration?: boolean;
+                    logoUrl?: string | null;
+                    primaryColor?: string | null;
+                    audience?: string | null;
+                    /** @description development, production (never changes) */
+                    environment?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        tenant: components["schemas"]["Tenant"];
+                        /** @description sk_test_… or sk_prod_…; shown only now */
+                        secretKey: string;
+                        publishableKey: string;
+                    };
+                };
+            };
+            /** @description Bad request (invalid_request) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or wrong key (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Wrong key kind or scope (forbidden) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payload too large (payload_too_large) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported media type (unsupported_media_type) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Field rules failed (validation_failed, with errors[]) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited (rate_limited), with Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getTenant: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                tenantId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Tenant"];
+                };
+            };
+            /** @description Missing or wrong key (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Wrong key kind or scope (forbidden) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited (rate_limited), with Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    updateTenant: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                tenantId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name?: string;
+                    /** @description free, pro, enterprise */
+                    plan?: string;
+                    /** @description Enterprise plan only */
+                    rps?: number;
+                    /** @description Enterprise plan only */
+                    rpm?: number;
+                    allowedOrigins?: string[];
+                    requireEmailVerification?: boolean;
+                    accessTokenTtl?: number;
+                    passwordEnabled?: boolean;
+                    /** @description off, optional, required */
+                    mfaPolicy?: string;
+                    passkeysEnabled?: boolean;
+                    dynamicRegistration?: boolean;
+                    logoUrl?: string | null;
+                    primaryColor?: string | null;
+                    audience?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Tenant"];
+                };
+            };
+            /** @description Bad request (invalid_request) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or wrong key (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Wrong key kind or scope (forbidden) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payload too large (payload_too_large) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported media type (unsupported_media_type) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Field rules failed (validation_failed, with errors[]) */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -27,6 +27,7 @@ import { hostedPageRoutes } from './http/routes/hosted-pages.js';
 import { introspectionRoutes } from './http/routes/introspection.js';
 import { hostedSide, oauthRoutes } from './http/routes/oauth.js';
 import { operationsRoutes } from './http/routes/operations.js';
+import { operatorRoutes } from './http/routes/operator.js';
 import { sdkRoutes } from './http/routes/sdk.js';
 import { sdkPackageRoutes } from './http/routes/sdk-packages.js';
 import { sessionRoutes } from './http/routes/sessions.js';
@@ -310,6 +311,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   signUpRoutes(app, ctx);
   sessionRoutes(app, ctx);
   userRoutes(app, ctx);
+  operatorRoutes(app, ctx);
   factorRoutes(app, ctx);
   introspectionRoutes(app, ctx);
   wellKnownRoutes(app, ctx);

@@ -65,7 +65,7 @@ export const COMMANDS: Readonly<Record<string, Command>> = {
     summary: 'create, list, show and change tenants',
     subcommands: {
       create: {
-        usage: 'tenant create --name NAME [options]',
+        usage: 'tenant create --name NAME [options] | --from FILE.jsonl',
         about:
           'Creates a tenant with its signing key, a secret key and a publishable key; the secret key is printed only once.',
         options: [
@@ -82,15 +82,25 @@ export const COMMANDS: Readonly<Record<string, Command>> = {
           [MFA_FLAG, `${MFA_MEANING} (default optional)`],
           ['--passkeys on|off', 'offer passkeys on its pages (default on)'],
           ['--dynamic-registration on|off', 'let apps register themselves (RFC 7591; default off)'],
+          [
+            '--from FILE.jsonl',
+            'many tenants: one JSON object a line with the options above in camelCase (name, plan, env, origins, rps, rpm, requireVerification, tokenTtl, logoUrl, primaryColor, audience, mfa, passkeys, dynamicRegistration); prints one JSON line per tenant created, with its keys (shown only now); refused lines go to stderr with their number and reason, and the exit status is then 1',
+          ],
           JSON_FLAG,
         ],
         example: 'latchkey tenant create --name Acme --origin http://localhost:5173',
       },
       list: {
-        usage: 'tenant list [--json]',
-        about: 'Lists every tenant: id, environment, plan, name.',
-        options: [JSON_FLAG],
-        example: 'latchkey tenant list',
+        usage: 'tenant list [--search TEXT] [--limit N] [--after ID] [--json]',
+        about:
+          'Lists tenants, oldest first, a page at a time: id, environment, plan, name. When there are more, stderr says how to get the next page.',
+        options: [
+          ['--search TEXT', 'only tenants whose name or id contains TEXT, in any case'],
+          ['--limit N', 'tenants on the page, 1 to 1000 (default 100)'],
+          ['--after ID', 'the page after this tenant (the id the previous page named)'],
+          JSON_FLAG,
+        ],
+        example: 'latchkey tenant list --search acme',
       },
       show: {
         usage: 'tenant show ID [--json]',
@@ -123,6 +133,30 @@ export const COMMANDS: Readonly<Record<string, Command>> = {
           JSON_FLAG,
         ],
         example: 'latchkey tenant update TENANT_ID --add-origin https://app.example.com',
+      },
+    },
+  },
+  'operator-key': {
+    summary: 'create, list and revoke operator keys (the REST API for tenants, /v1/operator/…)',
+    subcommands: {
+      create: {
+        usage: 'operator-key create [--name NAME] [--json]',
+        about:
+          'Makes an operator key (lko_…) for /v1/operator/tenants; it is printed only once and stored as a hash.',
+        options: [['--name NAME', 'what the key is for'], JSON_FLAG],
+        example: 'latchkey operator-key create --name provisioning',
+      },
+      list: {
+        usage: 'operator-key list [--json]',
+        about: 'Lists operator keys: id, prefix and last four characters, state, name.',
+        options: [JSON_FLAG],
+        example: 'latchkey operator-key list',
+      },
+      revoke: {
+        usage: 'operator-key revoke KEY_ID [--json]',
+        about: 'Revokes an operator key at once.',
+        options: [JSON_FLAG],
+        example: 'latchkey operator-key revoke KEY_ID',
       },
     },
   },

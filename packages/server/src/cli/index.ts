@@ -10,6 +10,7 @@ import { COMMANDS, formatCommandHelp, formatHelp, formatUsage } from './help.js'
 import { exportCommand, importCommand } from './import.js';
 import { keysCommand } from './keys.js';
 import type { OpenedDatabase } from './opened.js';
+import { operatorKeyCommand } from './operator-key.js';
 import type { Output } from './output.js';
 import { providerCommand } from './provider.js';
 import { secretCommand } from './secret.js';
@@ -133,9 +134,21 @@ export async function runCli(
         }
         return 0;
       }
-      case 'tenant':
+      case 'tenant': {
+        let code = 0;
+        await withDatabase(config, output, async (database) => {
+          code = await tenantCommand(
+            config,
+            { ...database, bus: cliBus(config, output) },
+            args,
+            output,
+          );
+        });
+        return code;
+      }
+      case 'operator-key':
         await withDatabase(config, output, (database) =>
-          tenantCommand(config, { ...database, bus: cliBus(config, output) }, args, output),
+          operatorKeyCommand(database.db, args, output),
         );
         return 0;
       case 'keys':

@@ -5,7 +5,7 @@ import type { AppContext } from '../http/context.js';
 import { countAdmins, createAdmin } from '../modules/admin/index.js';
 import { listKeys } from '../modules/keys/index.js';
 import { provisionTenant } from '../modules/provisioning/index.js';
-import { listTenants } from '../modules/tenants/index.js';
+import { countTenants, searchTenants } from '../modules/tenants/index.js';
 import { createPasswordHasher } from '../modules/users/index.js';
 import { type Database, openDatabase, pendingMigrations } from '../storage/index.js';
 import { startTracing, stopTracing } from '../tracing/tracing.js';
@@ -46,11 +46,12 @@ function printExample(output: Output, publishableKey: string | null | undefined)
 /** First run of `npm start`: a development tenant to try things with. */
 async function demo(ctx: AppContext, output: Output): Promise<void> {
   await demoAdmin(ctx.database, ctx.config, output);
-  const tenants = await listTenants(ctx.database.db);
+  // docs/design.md §21: the count and the first, never every tenant into memory.
+  const count = await countTenants(ctx.database.db);
   const base = ctx.config.publicUrl;
-  if (tenants.length > 0) {
-    const first = tenants[0];
-    output.out(`Tenants: ${tenants.length} (first: ${first?.name} ${first?.id}).`);
+  if (count > 0) {
+    const first = (await searchTenants(ctx.database.db, { limit: 1 })).data[0];
+    output.out(`Tenants: ${count} (first: ${first?.name} ${first?.id}).`);
     output.out(`List keys with: npx latchkey keys list --tenant ${first?.id}`);
     output.out(`A new secret key: npx latchkey keys create --tenant ${first?.id}`);
     const keys = first ? await listKeys(ctx.database.db, first.id) : [];

@@ -2,6 +2,7 @@ import swagger, { type FastifyDynamicSwaggerOptions } from '@fastify/swagger';
 import type { FastifyInstance } from 'fastify';
 import { EVENT_CATALOGUE, EVENT_TYPES, eventBody } from '../modules/webhooks/index.js';
 import { FactorModel, SessionModel, UserModel } from './routes/models.js';
+import { TenantModel } from './routes/operator.js';
 import { Problem } from './schemas.js';
 
 /**
@@ -114,6 +115,12 @@ export async function registerOpenApi(app: FastifyInstance, publicUrl: string): 
             bearerFormat: 'JWT',
             description: "An end user's access token (browsers: GET /v1/client/user)",
           },
+          operatorKey: {
+            type: 'http',
+            scheme: 'bearer',
+            description:
+              'An operator key, lko_… (latchkey operator-key create); manages tenants, never a tenant key',
+          },
           metricsToken: {
             type: 'http',
             scheme: 'bearer',
@@ -133,4 +140,5 @@ export async function registerOpenApi(app: FastifyInstance, publicUrl: string): 
   app.addSchema(UserModel);
   app.addSchema(SessionModel);
   app.addSchema(FactorModel);
+  app.addSchema(TenantModel);
 }

@@ -451,6 +451,19 @@ export interface WebhookAttemptsTable {
   response_body: string | null;
 }
 
+/** docs/design.md §21: keys for the operator REST API (/v1/operator/…). */
+export interface OperatorKeysTable {
+  id: string;
+  /** SHA-256 of the whole key, hex. */
+  hash: string;
+  /** `lko_` plus the first four characters of the random part. */
+  prefix: string;
+  last4: string;
+  name: string | null;
+  created_at: Millis;
+  revoked_at: Millis | null;
+}
+
 export interface Schema {
   tenants: TenantsTable;
   api_keys: ApiKeysTable;
@@ -481,6 +494,7 @@ export interface Schema {
   webhook_messages: WebhookMessagesTable;
   webhook_deliveries: WebhookDeliveriesTable;
   webhook_attempts: WebhookAttemptsTable;
+  operator_keys: OperatorKeysTable;
 }
 
 export type TenantRow = Selectable<TenantsTable>;
@@ -502,3 +516,4 @@ export type AppRow = Selectable<AppsTable>;
 export type WebhookEndpointRow = Selectable<WebhookEndpointsTable>;
 export type WebhookDeliveryRow = Selectable<WebhookDeliveriesTable>;
 export type WebhookAttemptRow = Selectable<WebhookAttemptsTable>;
+export type OperatorKeyRow = Selectable<OperatorKeysTable>;

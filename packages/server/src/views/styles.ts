@@ -120,6 +120,7 @@ td time,th,code.short{white-space:nowrap}
 .scroll+.card{margin-top:1rem}
 td form{margin:0}td button{margin:0}
 code.kind{white-space:nowrap;overflow-wrap:normal}
+nav.pager{display:flex;gap:1.5rem;margin:.75rem 0 1rem;font-weight:600}
 .product{margin:0 0 .25rem;font-weight:700;color:#57606a;letter-spacing:.02em}
 p.label{font-weight:600;margin:.8rem 0 .25rem}
 .limits{margin:0}

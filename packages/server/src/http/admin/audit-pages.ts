@@ -3,6 +3,7 @@ import { defaults } from '../../config/defaults.js';
 import { tenantScope, visibleTenants } from '../../modules/admin/index.js';
 import { queryAudit } from '../../modules/audit/index.js';
 import { readOutbox } from '../../modules/email/index.js';
+import { tenantNames } from '../../modules/tenants/index.js';
 import { auditPage, outboxPage } from '../../views/admin/audit.js';
 import type { AppContext } from '../context.js';
 import { formField } from '../form-body.js';
@@ -15,7 +16,8 @@ export function auditPages(scope: FastifyInstance, ctx: AppContext) {
 
   scope.get('/admin/audit', PAGE, async (request, reply) => {
     const { admin } = signedIn(request);
-    const tenants = await visibleTenants(db, admin);
+    // docs/design.md §21: a picker while the tenants fit on one page, else the id is typed.
+    const page = await visibleTenants(db, admin, { limit: defaults.admin.pageSize });
     const filter = {
       tenant: formField(request.query, 'tenant', 64),
       actor: formField(request.query, 'actor', defaults.email.maxLength).trim(),
@@ -31,17 +33,28 @@ export function auditPages(scope: FastifyInstance, ctx: AppContext) {
     return sendAdminPage(
       reply,
       200,
-      auditPage({ viewer: viewer(request, reply), tenants, filter, events }),
+      auditPage({
+        viewer: viewer(request, reply),
+        picker: page.next ? null : page.data,
+        names: await tenantNames(
+          db,
+          events.flatMap((e) => (e.tenantId ? [e.tenantId] : [])),
+        ),
+        filter,
+        events,
+      }),
     );
   });
 
   scope.get('/admin/outbox', PAGE, async (request, reply) => {
     const { admin } = signedIn(request);
-    const tenants = await visibleTenants(db, admin);
-    const names = new Map(tenants.map((t) => [t.id, t.name]));
     const rows = ctx.config.smtpUrl
       ? []
       : await readOutbox(db, { limit: defaults.admin.pageSize, tenantIds: tenantScope(admin) });
+    const names = await tenantNames(
+      db,
+      rows.flatMap((m) => (m.tenant_id ? [m.tenant_id] : [])),
+    );
     return sendAdminPage(
       reply,
       200,

@@ -1,5 +1,5 @@
-import type { FastifyInstance } from 'fastify';
-import type { Environment, Plan } from '../../config/defaults.js';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { defaults, type Environment, type Plan } from '../../config/defaults.js';
 import { LatchkeyError } from '../../errors/index.js';
 import { auditChange, tenantForAdmin, visibleTenants } from '../../modules/admin/index.js';
 import { listKeys } from '../../modules/keys/index.js';
@@ -57,15 +57,34 @@ export function tenantPages(scope: FastifyInstance, ctx: AppContext) {
     (await listKeys(db, tenantId)).find((k) => k.kind === 'publishable' && !k.revokedAt)
       ?.publishableKey ?? undefined;
 
-  scope.get('/admin/tenants', PAGE, async (request, reply) => {
+  /** docs/design.md §21: one page of the tenants, searched by name or id (`?q=&after=`). */
+  const listed = async (request: FastifyRequest) => {
+    const search = {
+      query: formField(request.query, 'q', defaults.tenants.nameMaxLength).trim(),
+      after: formField(request.query, 'after', 64).trim(),
+    };
     const { admin } = signedIn(request);
+    try {
+      const page = await visibleTenants(db, admin, {
+        query: search.query || undefined,
+        after: search.after || undefined,
+        limit: defaults.admin.pageSize,
+      });
+      return { search, tenants: page.data, next: page.next };
+    } catch (error) {
+      return { search, tenants: [], next: null, alert: alertFor(error) };
+    }
+  };
+
+  scope.get('/admin/tenants', PAGE, async (request, reply) => {
+    const list = await listed(request);
     return sendAdminPage(
       reply,
-      200,
+      list.alert ? 422 : 200,
       tenantsPage({
         viewer: viewer(request, reply),
-        tenants: await visibleTenants(db, admin),
-        alert: noticeOf(request),
+        ...list,
+        alert: list.alert ?? noticeOf(request),
       }),
     );
   });
@@ -97,7 +116,7 @@ export function tenantPages(scope: FastifyInstance, ctx: AppContext) {
         422,
         tenantsPage({
           viewer: viewer(request, reply),
-          tenants: await visibleTenants(db, admin),
+          ...(await listed(request)),
           alert: alertFor(error),
           form,
         }),

@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import { LatchkeyError } from '../../errors/index.js';
 import { isUuid, type Schema } from '../../storage/index.js';
 import { recordAudit } from '../audit/index.js';
-import { getTenant, listTenants, type Tenant } from '../tenants/index.js';
+import { getTenant, searchTenants, type Tenant, type TenantSearch } from '../tenants/index.js';
 import type { Admin } from './accounts.service.js';
 
 /** Whether the admin may see this tenant at all. */
@@ -23,9 +23,13 @@ export async function tenantForAdmin(
   return getTenant(db, tenantId);
 }
 
-export async function visibleTenants(db: Kysely<Schema>, admin: Admin): Promise<Tenant[]> {
-  const all = await listTenants(db);
-  return admin.superuser ? all : all.filter((t) => admin.tenantIds.includes(t.id));
+/** A page of the tenants this admin may see (docs/design.md §21: never all of them at once). */
+export function visibleTenants(
+  db: Kysely<Schema>,
+  admin: Admin,
+  search: Omit<TenantSearch, 'ids'>,
+): Promise<{ data: Tenant[]; next: string | null }> {
+  return searchTenants(db, { ...search, ids: tenantScope(admin) });
 }
 
 /** Undefined for a superuser (everything); the granted ids otherwise. */

@@ -3,6 +3,7 @@ export {
   type ApiKey,
   type CreateKeyInput,
   createKey,
+  hashKey,
   type KeyCacheBus,
   type KeyContext,
   type KeyKind,

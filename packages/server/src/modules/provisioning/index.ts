@@ -1,3 +1,4 @@
+export { type BulkResult, createTenantsFromLines } from './bulk.js';
 export {
   openTenant,
   type ProvisionDeps,

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import {
   defaults,
   ENVIRONMENTS,
@@ -339,8 +339,83 @@ export async function getTenant(db: Kysely<Schema>, id: string): Promise<Tenant>
   return toTenant(row);
 }
 
-export async function listTenants(db: Kysely<Schema>): Promise<Tenant[]> {
-  return (await listTenantRows(db)).map(toTenant);
+export interface TenantSearch {
+  /** Part of the name or of the id, in any case. */
+  query?: string;
+  /** The id of the last tenant of the previous page (keyset paging). */
+  after?: string;
+  limit: number;
+  /** Only these tenants (a tenant-bound admin's); undefined: every tenant. */
+  ids?: string[];
+}
+
+/**
+ * One page of tenants, oldest first, and the id to pass as `after` for the next page (null
+ * on the last one). docs/design.md §21: keyset paging on (created_at, id), which the
+ * tenants_created index serves, so a page costs the same on the ten-thousandth tenant.
+ */
+export async function searchTenants(
+  db: Kysely<Schema>,
+  search: TenantSearch,
+): Promise<{ data: Tenant[]; next: string | null }> {
+  if (search.ids?.length === 0) return { data: [], next: null };
+  let query = db.selectFrom('tenants').selectAll();
+  if (search.ids) query = query.where('id', 'in', search.ids);
+  const contains = search.query?.trim();
+  if (contains) {
+    // As users' search (listUserRows): LIKE's own characters are matched as typed.
+    const pattern = `%${contains.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+    query = query.where((eb) =>
+      eb.or([
+        sql<boolean>`lower(${eb.ref('name')}) like lower(${pattern}) escape '\\'`,
+        sql<boolean>`lower(${eb.ref('id')}) like lower(${pattern}) escape '\\'`,
+      ]),
+    );
+  }
+  if (search.after !== undefined) {
+    const last = await findTenant(db, search.after);
+    if (!last)
+      throw validationFailed([
+        { path: '/after', code: 'after_invalid', message: 'after must be the id of a tenant' },
+      ]);
+    query = query.where((eb) =>
+      eb.or([
+        eb('created_at', '>', last.created_at),
+        eb.and([eb('created_at', '=', last.created_at), eb('id', '>', last.id)]),
+      ]),
+    );
+  }
+  const rows = await query
+    .orderBy('created_at')
+    .orderBy('id')
+    .limit(search.limit + 1)
+    .execute();
+  const page = rows.slice(0, search.limit);
+  return {
+    data: page.map(toTenant),
+    next: rows.length > search.limit ? (page.at(-1)?.id ?? null) : null,
+  };
+}
+
+/** The names of these tenants by id (a page's worth: the audit log, the outbox). */
+export async function tenantNames(db: Kysely<Schema>, ids: string[]): Promise<Map<string, string>> {
+  const unique = [...new Set(ids)];
+  if (unique.length === 0) return new Map();
+  const rows = await db
+    .selectFrom('tenants')
+    .select(['id', 'name'])
+    .where('id', 'in', unique)
+    .execute();
+  return new Map(rows.map((r) => [r.id, r.name]));
+}
+
+/** How many tenants there are (the first-run banner). */
+export async function countTenants(db: Kysely<Schema>): Promise<number> {
+  const row = await db
+    .selectFrom('tenants')
+    .select((eb) => eb.fn.countAll<number | string>().as('n'))
+    .executeTakeFirst();
+  return Number(row?.n ?? 0);
 }
 
 /** The checks updateTenant makes, saving nothing (the admin area's Branding preview). */
@@ -406,10 +481,6 @@ export async function insertTenant(db: Kysely<Schema>, row: NewTenantRow): Promi
 
 export async function findTenant(db: Kysely<Schema>, id: string): Promise<TenantRow | undefined> {
   return db.selectFrom('tenants').selectAll().where('id', '=', id).executeTakeFirst();
-}
-
-export async function listTenantRows(db: Kysely<Schema>): Promise<TenantRow[]> {
-  return db.selectFrom('tenants').selectAll().orderBy('created_at').orderBy('id').execute();
 }
 
 export async function updateTenantRow(

@@ -19,6 +19,7 @@ import { secondFactors } from './016-second-factors.js';
 import { passkeys } from './017-passkeys.js';
 import { oauth } from './018-oauth.js';
 import { webhooks } from './019-webhooks.js';
+import { operators } from './020-operators.js';
 
 /** One ordered set of migrations serves SQLite and PostgreSQL alike. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -41,6 +42,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '017-passkeys': passkeys,
   '018-oauth': oauth,
   '019-webhooks': webhooks,
+  '020-operators': operators,
 };
 
 /**

@@ -57,13 +57,29 @@ const detailText = (detail: Record<string, unknown>) =>
 
 export function auditPage(p: {
   viewer: Viewer;
-  tenants: Tenant[];
+  /** Every tenant the admin sees, when they fit one page; null: too many, the id is typed. */
+  picker: Tenant[] | null;
+  /** The names of the events' tenants. */
+  names: Map<string, string>;
   filter: AuditFilterForm;
   events: AuditEvent[];
 }): Html {
-  const names = new Map(p.tenants.map((t) => [t.id, t.name]));
+  const names = p.names;
+  const tenantFilter = p.picker
+    ? select({
+        name: 'tenant',
+        label: 'Tenant',
+        options: [['', 'All tenants'], ...p.picker.map((t) => [t.id, t.name] as const)],
+        value: p.filter.tenant,
+      })
+    : field({
+        name: 'tenant',
+        label: 'Tenant id',
+        value: p.filter.tenant,
+        hint: 'Empty: all tenants. Find an id under Tenants.',
+      });
   const form = html`<form method="get" action="/admin/audit" class="card" role="search">
-${select({ name: 'tenant', label: 'Tenant', options: [['', 'All tenants'], ...p.tenants.map((t) => [t.id, t.name] as const)], value: p.filter.tenant })}
+${tenantFilter}
 ${field({ name: 'actor', label: 'Actor (admin e-mail)', type: 'email', value: p.filter.actor })}
 ${select({ name: 'kind', label: 'Kind', options: [['', 'All kinds'], ...AUDIT_KINDS], value: p.filter.kind })}
 <button type="submit">Filter</button></form>`;

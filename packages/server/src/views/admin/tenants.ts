@@ -17,7 +17,11 @@ import { failingNotice } from './webhooks.js';
 
 export function tenantsPage(p: {
   viewer: Viewer;
+  /** One page (docs/design.md §21), and what it was searched for. */
   tenants: Tenant[];
+  search: { query: string; after: string };
+  /** The id to continue after, when there is another page. */
+  next: string | null;
   alert?: Alert;
   form?: { name?: string; environment?: string; plan?: string };
 }): Html {
@@ -39,8 +43,21 @@ ${select({ name: 'plan', label: 'Plan', options: PLANS, value: p.form?.plan ?? '
     title: 'Tenants',
     top: 'tenants',
     alert: p.alert,
-    body: html`${table('Tenants', ['Name', 'Environment', 'Plan', 'Id'], rows)}${create}`,
+    body: html`${searchForm(p.search.query)}${p.search.query && p.tenants.length === 0 && !p.search.after ? html`<p>No tenant's name or id contains &ldquo;${p.search.query}&rdquo;.</p>` : table('Tenants', ['Name', 'Environment', 'Plan', 'Id'], rows)}${pager(p.search, p.next)}${create}`,
   });
+}
+
+const searchForm = (query: string) =>
+  html`<form method="get" action="/admin/tenants" class="card" role="search">
+${field({ name: 'q', label: 'Search tenants', type: 'search', value: query, hint: 'Part of a name or an id, in any case. Empty: every tenant, oldest first.' })}
+<button type="submit">Search</button></form>`;
+
+/** "Next" continues after the page's last tenant; "First page" goes back to the start. */
+function pager(search: { query: string; after: string }, next: string | null): Html | false {
+  const link = (after?: string) =>
+    `/admin/tenants?${new URLSearchParams({ ...(search.query ? { q: search.query } : {}), ...(after ? { after } : {}) })}`;
+  if (!next && !search.after) return false;
+  return html`<nav class="pager" aria-label="Pages of tenants">${search.after ? html`<a href="${link()}">First page</a> ` : ''}${next ? html`<a href="${link(next)}" rel="next">Next</a>` : ''}</nav>`;
 }
 
 /** The integration snippets (docs/design.md §1), filled with this tenant's values. */
