@@ -48,7 +48,6 @@ interface Claimed {
   endpoint_id: string;
   attempts: number;
   created_at: number;
-  locked_until: number | null;
 }
 
 interface Target {
@@ -289,7 +288,6 @@ export class WebhookDispatcher {
       'webhook_deliveries.endpoint_id',
       'webhook_deliveries.attempts',
       'webhook_deliveries.created_at',
-      'webhook_deliveries.locked_until',
     ] as const;
     if (this.#dialect === 'postgres') {
       // The rows are picked once, in a materialized CTE: PostgreSQL may run an `IN

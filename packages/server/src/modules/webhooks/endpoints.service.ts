@@ -7,11 +7,12 @@ import {
   isUuid,
   type Schema,
   type WebhookAttemptRow,
+  type WebhookDeliveryRow,
   type WebhookDeliveryStatus,
   type WebhookEndpointRow,
 } from '../../storage/index.js';
 import { urlProblem } from './address-guard.js';
-import { EVENT_TYPES, type EventType, isEventType } from './outbox.js';
+import { EVENT_TYPES, type EventType, isEventType, newDelivery } from './outbox.js';
 
 /** A tenant's endpoint as operators see it: never its secret. */
 export interface WebhookEndpoint {
@@ -304,6 +305,43 @@ export interface WebhookDeliveryDetail extends WebhookDelivery {
   attemptList: WebhookAttempt[];
 }
 
+/** What a delivery is shown with: its row and its message's type. */
+const DELIVERY_COLUMNS = [
+  'd.id',
+  'd.message_id',
+  'd.endpoint_id',
+  'm.type',
+  'd.status',
+  'd.attempts',
+  'd.next_attempt_at',
+  'd.created_at',
+  'd.updated_at',
+] as const;
+
+const toDelivery = (
+  r: Pick<
+    WebhookDeliveryRow,
+    | 'id'
+    | 'message_id'
+    | 'endpoint_id'
+    | 'status'
+    | 'attempts'
+    | 'next_attempt_at'
+    | 'created_at'
+    | 'updated_at'
+  > & { type: string },
+): WebhookDelivery => ({
+  id: r.id,
+  messageId: r.message_id,
+  endpointId: r.endpoint_id,
+  type: r.type,
+  status: r.status,
+  attempts: r.attempts,
+  nextAttemptAt: r.status === 'pending' ? iso(r.next_attempt_at) : null,
+  createdAt: new Date(r.created_at).toISOString(),
+  updatedAt: new Date(r.updated_at).toISOString(),
+});
+
 /** An endpoint's deliveries, newest first. */
 export async function listDeliveries(
   db: Kysely<Schema>,
@@ -315,17 +353,7 @@ export async function listDeliveries(
   let query = db
     .selectFrom('webhook_deliveries as d')
     .innerJoin('webhook_messages as m', 'm.id', 'd.message_id')
-    .select([
-      'd.id',
-      'd.message_id',
-      'd.endpoint_id',
-      'm.type',
-      'd.status',
-      'd.attempts',
-      'd.next_attempt_at',
-      'd.created_at',
-      'd.updated_at',
-    ])
+    .select(DELIVERY_COLUMNS)
     .where('d.endpoint_id', '=', endpoint.id);
   if (options.status) query = query.where('d.status', '=', options.status);
   const rows = await query
@@ -333,17 +361,7 @@ export async function listDeliveries(
     .orderBy('d.id', 'desc')
     .limit(options.limit)
     .execute();
-  return rows.map((r) => ({
-    id: r.id,
-    messageId: r.message_id,
-    endpointId: r.endpoint_id,
-    type: r.type,
-    status: r.status,
-    attempts: r.attempts,
-    nextAttemptAt: r.status === 'pending' ? iso(r.next_attempt_at) : null,
-    createdAt: new Date(r.created_at).toISOString(),
-    updatedAt: new Date(r.updated_at).toISOString(),
-  }));
+  return rows.map(toDelivery);
 }
 
 const toAttempt = (a: WebhookAttemptRow): WebhookAttempt => ({
@@ -364,18 +382,7 @@ export async function getDelivery(
     ? await db
         .selectFrom('webhook_deliveries as d')
         .innerJoin('webhook_messages as m', 'm.id', 'd.message_id')
-        .select([
-          'd.id',
-          'd.message_id',
-          'd.endpoint_id',
-          'm.type',
-          'm.body',
-          'd.status',
-          'd.attempts',
-          'd.next_attempt_at',
-          'd.created_at',
-          'd.updated_at',
-        ])
+        .select([...DELIVERY_COLUMNS, 'm.body'])
         .where('d.tenant_id', '=', tenantId)
         .where('d.id', '=', deliveryId)
         .executeTakeFirst()
@@ -388,19 +395,7 @@ export async function getDelivery(
     .orderBy('started_at')
     .orderBy('id')
     .execute();
-  return {
-    id: row.id,
-    messageId: row.message_id,
-    endpointId: row.endpoint_id,
-    type: row.type,
-    status: row.status,
-    attempts: row.attempts,
-    nextAttemptAt: row.status === 'pending' ? iso(row.next_attempt_at) : null,
-    createdAt: new Date(row.created_at).toISOString(),
-    updatedAt: new Date(row.updated_at).toISOString(),
-    body: row.body,
-    attemptList: attempts.map(toAttempt),
-  };
+  return { ...toDelivery(row), body: row.body, attemptList: attempts.map(toAttempt) };
 }
 
 /**
@@ -413,32 +408,7 @@ export async function resendDelivery(
   deliveryId: string,
 ): Promise<WebhookDelivery> {
   const original = await getDelivery(db, tenantId, deliveryId);
-  const now = Date.now();
-  const id = randomUUID();
-  await db
-    .insertInto('webhook_deliveries')
-    .values({
-      id,
-      tenant_id: tenantId,
-      message_id: original.messageId,
-      endpoint_id: original.endpointId,
-      status: 'pending',
-      attempts: 0,
-      next_attempt_at: now,
-      locked_until: null,
-      created_at: now,
-      updated_at: now,
-    })
-    .execute();
-  return {
-    id,
-    messageId: original.messageId,
-    endpointId: original.endpointId,
-    type: original.type,
-    status: 'pending',
-    attempts: 0,
-    nextAttemptAt: new Date(now).toISOString(),
-    createdAt: new Date(now).toISOString(),
-    updatedAt: new Date(now).toISOString(),
-  };
+  const row = newDelivery(tenantId, original.messageId, original.endpointId, Date.now());
+  await db.insertInto('webhook_deliveries').values(row).execute();
+  return toDelivery({ ...row, type: original.type });
 }

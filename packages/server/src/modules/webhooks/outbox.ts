@@ -1,6 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { type Kysely, PostgresAdapter, sql } from 'kysely';
-import type { Schema } from '../../storage/index.js';
+import type { Schema, WebhookDeliveryRow } from '../../storage/index.js';
 
 /** The events of docs/design.md §17; their `data` schemas are in events.ts. */
 export const EVENT_TYPES = [
@@ -122,20 +122,26 @@ async function write(
     .execute();
   await db
     .insertInto('webhook_deliveries')
-    .values(
-      takers.map((e) => ({
-        id: randomUUID(),
-        tenant_id: tenantId,
-        message_id: id,
-        endpoint_id: e.id,
-        status: 'pending' as const,
-        attempts: 0,
-        next_attempt_at: now,
-        locked_until: null,
-        created_at: now,
-        updated_at: now,
-      })),
-    )
+    .values(takers.map((e) => newDelivery(tenantId, id, e.id, now)))
     .execute();
   return id;
 }
+
+/** A delivery of a message to an endpoint, due now: what an event and a resend write. */
+export const newDelivery = (
+  tenantId: string,
+  messageId: string,
+  endpointId: string,
+  now: number,
+): WebhookDeliveryRow => ({
+  id: randomUUID(),
+  tenant_id: tenantId,
+  message_id: messageId,
+  endpoint_id: endpointId,
+  status: 'pending',
+  attempts: 0,
+  next_attempt_at: now,
+  locked_until: null,
+  created_at: now,
+  updated_at: now,
+});
