@@ -10,16 +10,14 @@ import { LatchkeyError } from './errors/index.js';
 import { CLIENT_AUTH_METHODS } from './http/client-auth.js';
 import { trackConnections } from './http/connections.js';
 import type { AppContext } from './http/context.js';
-import {
-  type FastPath,
-  INTROSPECT_PATH,
-  introspectionFastPath,
-} from './http/introspection-fast-path.js';
+import type { FastPath } from './http/fast-path.js';
+import { INTROSPECT_PATH, introspectionFastPath } from './http/introspection-fast-path.js';
 import { registerJsonParser } from './http/json-body.js';
 import { loggerOptions, OneLineLog } from './http/logging.js';
 import { registerNotFound } from './http/not-found.js';
 import { collectApiRoutes, registerOpenApi } from './http/openapi.js';
 import { errorHandler, sendProblem } from './http/problem.js';
+import { REFRESH_PATH, refreshFastPath } from './http/refresh-fast-path.js';
 import { adminRoutes } from './http/routes/admin.js';
 import { clientRoutes } from './http/routes/client.js';
 import { factorRoutes } from './http/routes/factors.js';
@@ -43,7 +41,7 @@ import { OAuthProviders } from './modules/oauth/registry.js';
 import { answerObserver, createMetrics, requestObserver } from './modules/observability/metrics.js';
 import { RateLimitService } from './modules/rate-limit/index.js';
 import { startRetention } from './modules/retention/index.js';
-import { Sessions, SigningKeys } from './modules/sessions/index.js';
+import { Sessions, SigningKeys, SqliteRefreshBatch } from './modules/sessions/index.js';
 import {
   createBreachedPasswords,
   createPasswordHasher,
@@ -106,7 +104,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       fastify = handler;
       // Traced, each request runs in its span (docs/design.md §7.1); untraced, one check.
       const traced = (request: IncomingMessage, response: ServerResponse) => {
-        if (fastPath?.(request, response)) setRoute(response, INTROSPECT_PATH);
+        // A fast path takes only its one exact path: the URL is the route.
+        if (fastPath?.(request, response)) setRoute(response, request.url);
         else handler(request, response);
       };
       const server = createServer((request, response) => {
@@ -299,11 +298,30 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   });
   // At debug every answer is logged, which only Fastify's path does.
   const logsEveryAnswer = config.logLevel === 'debug' || config.logLevel === 'trace';
-  fastPath = introspectionFastPath(ctx, {
-    fallback: (request, response) => fastify?.(request, response),
-    enabled: () => !closing && !logsEveryAnswer,
+  const fallback = (request: IncomingMessage, response: ServerResponse) =>
+    fastify?.(request, response);
+  const enabled = () => !closing && !logsEveryAnswer;
+  const introspection = introspectionFastPath(ctx, {
+    fallback,
+    enabled,
     observe: answerObserver(metrics, 'POST', INTROSPECT_PATH, 200),
   });
+  // Refreshes on SQLite: one transaction per turn (modules/sessions/refresh-batch.ts).
+  const refresh =
+    database.sqlite &&
+    refreshFastPath(
+      new SqliteRefreshBatch({
+        db: database.db,
+        sqlite: database.sqlite,
+        signingKeys,
+        authUrl: config.publicUrl,
+      }),
+      ctx,
+      { fallback, enabled, observe: answerObserver(metrics, 'POST', REFRESH_PATH, 200) },
+    );
+  fastPath = refresh
+    ? (request, response) => introspection(request, response) || refresh(request, response)
+    : introspection;
 
   await registerOpenApi(app, config.publicUrl);
 

@@ -127,6 +127,8 @@ for (const dialect of DIALECTS) {
     const hideSigningKeys = async () => {
       const db = app.ctx.database.db;
       await sql.raw('alter table signing_keys rename to signing_keys_away').execute(db);
+      // The signing key is kept in memory for a few seconds: forget it, so that it must be read.
+      await app.ctx.bus.publish(`signing-key:${t.tenant.id}/hidden`);
       heal = async () => {
         await sql.raw('alter table signing_keys_away rename to signing_keys').execute(db);
       };

@@ -148,6 +148,8 @@ export const defaults = {
     /** Keys never change once written, so they are cached by kid this long. */
     privateCacheMs: 60 * 60_000,
     publicCacheMs: 10 * 60_000,
+    /** How long a tenant's signing key is known without a query (a rotation waits this long). */
+    activeCacheMs: 5_000,
     /** Cache-Control of the JWKS and metadata documents (RFC 9111, RFC 5861). */
     jwks: { maxAgeSeconds: 60, staleWhileRevalidateSeconds: 30 },
     /** How soon common verifiers refetch a JWKS on an unknown kid (jose: 30 s). */
@@ -175,6 +177,11 @@ export const defaults = {
     stateCacheMs: 60_000,
     /** The stored User-Agent of a session is cut here. */
     userAgentMaxLength: 512,
+    /**
+     * A refresh records the session's use (`lastUsedAt`) when the last record is older than
+     * this: to the minute, as API keys' use, without a write on every refresh.
+     */
+    touchIntervalMs: 60_000,
   },
   /** Hosted pages: their own browser session, one-time codes and links, and limits. */
   hosted: {

@@ -16,8 +16,8 @@ import {
 } from '../modules/rate-limit/index.js';
 import { bearerToken } from './bearer.js';
 import type { ApiCaller, AppContext } from './context.js';
+import { countedPlan } from './fast-path.js';
 import { formField } from './form-body.js';
-import { countedPlan } from './introspection-fast-path.js';
 import { sendProblem } from './problem.js';
 
 /**

@@ -1,5 +1,4 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { Readable } from 'node:stream';
 import { defaults } from '../config/defaults.js';
 import {
   type Introspection,
@@ -7,9 +6,9 @@ import {
   introspectionJson,
 } from '../modules/introspection/index.js';
 import type { Decision } from '../modules/rate-limit/index.js';
-import { planWindows, rateLimitHeaderList } from '../modules/rate-limit/index.js';
-import { bearerToken } from './bearer.js';
+import { rateLimitHeaderList } from '../modules/rate-limit/index.js';
 import type { AppContext } from './context.js';
+import { admit, type FastPath, readBody, smallJsonBody } from './fast-path.js';
 import { hasNul } from './json-body.js';
 
 /**
@@ -28,9 +27,6 @@ import { hasNul } from './json-body.js';
  * body replayed (`replayedBody`) and the plan decision already taken (`countedPlan`), so
  * that nothing is counted twice.
  */
-/** True when it took the request; false: hand it to Fastify untouched. */
-export type FastPath = (request: IncomingMessage, response: ServerResponse) => boolean;
-
 export const INTROSPECT_PATH = '/api/auth/introspect';
 const ROUTE_SCOPE = 'tokens:introspect';
 /** The largest body it reads itself: a token at its longest, quoted, plus a hint. */
@@ -50,26 +46,6 @@ const MAX_BODY = defaults.maxTokenLength + 256;
  */
 const HOLD_AT_MOST = 16;
 type Held = [ServerResponse, Decision, Introspection, number];
-
-/** Bodies the fast path read and then left to Fastify, to be parsed again there. */
-const replayed = new WeakMap<IncomingMessage, Buffer>();
-/** Plan decisions the fast path took for requests it then left to Fastify. */
-const counted = new WeakMap<IncomingMessage, Decision | Promise<Decision>>();
-
-/** The body the fast path already read, as a stream for Fastify's parser (a preParsing hook). */
-export function replayedBody(request: IncomingMessage): Readable | undefined {
-  const body = replayed.get(request);
-  return body ? Readable.from([body]) : undefined;
-}
-
-/** The tenant plan decision already taken for this request, if the fast path took one. */
-export function countedPlan(request: IncomingMessage): Decision | Promise<Decision> | undefined {
-  return counted.get(request);
-}
-
-function isJson(contentType: string | undefined): boolean {
-  return contentType === 'application/json' || contentType === 'application/json; charset=utf-8';
-}
 
 /** `{"token": "…"}` with an optional short `token_type_hint`, nothing else; else undefined. */
 function tokenOf(text: string): string | undefined {
@@ -160,44 +136,14 @@ export function introspectionFastPath(
     if (request.url !== INTROSPECT_PATH || request.method !== 'POST') return false;
     const startedAt = performance.now();
     const { headers } = request;
-    const length = Number(headers['content-length']);
-    if (
-      !(length > 0 && length <= MAX_BODY) ||
-      !isJson(headers['content-type']) ||
-      headers['transfer-encoding'] !== undefined ||
-      headers['content-encoding'] !== undefined ||
-      headers.expect !== undefined ||
-      // A browser's request: Fastify's path refuses its secret key (http/auth.ts).
-      headers.origin !== undefined ||
-      !enabled()
-    )
-      return false;
-    const presented = bearerToken(headers.authorization, 'sk_');
-    const auth = presented === undefined ? null : ctx.keys.resolveCached(presented);
-    if (auth?.key.kind !== 'secret' || !auth.key.scopes.includes(ROUTE_SCOPE)) return false;
-    const { tenant } = auth;
-    const decision = ctx.limiter.consumePlan(`tenant:${tenant.id}`, planWindows(tenant.limits));
-    if (decision instanceof Promise || !decision.allowed) {
-      counted.set(request, decision);
-      return false;
-    }
+    const length = smallJsonBody(headers, MAX_BODY);
+    if (length === undefined || !enabled()) return false;
+    const admitted = admit(ctx, request, ROUTE_SCOPE);
+    if (!admitted) return false;
+    const { tenant, decision } = admitted;
 
-    const chunks: Buffer[] = [];
-    let received = 0;
-    // A client that goes away mid-body: nothing to answer (Fastify does the same).
-    request.on('error', () => {});
-    request.on('data', (chunk: Buffer) => {
-      received += chunk.length;
-      chunks.push(chunk);
-    });
-    request.on('end', () => {
-      const body = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, received);
-      const token = received === length ? tokenOf(body.toString('utf8')) : undefined;
-      const handOver = () => {
-        replayed.set(request, body);
-        counted.set(request, decision);
-        fallback(request, response);
-      };
+    readBody(request, response, length, decision, fallback, (body, handOver) => {
+      const token = body === undefined ? undefined : tokenOf(body.toString('utf8'));
       if (token === undefined) return handOver();
       let result: ReturnType<typeof introspect>;
       try {

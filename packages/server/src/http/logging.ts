@@ -6,6 +6,7 @@ import {
 } from 'fastify';
 import type { DestinationStream } from 'pino';
 import { INTROSPECT_PATH } from './introspection-fast-path.js';
+import { REFRESH_PATH } from './refresh-fast-path.js';
 
 /** Paths whose content must never reach a log line. */
 const REDACT = [
@@ -21,9 +22,10 @@ const REDACT = [
 /**
  * Routes whose successful answers are logged at `debug`, not `info`: servers call
  * introspection on every request they serve, and its line (redaction, serializing, the
- * write) cost about a third of its CPU. Its 4xx answers and errors stay at `info`.
+ * write) cost about a third of its CPU; they refresh every session each access token's
+ * lifetime. Their 4xx answers and errors stay at `info`.
  */
-const QUIET_WHEN_OK = new Set([INTROSPECT_PATH]);
+const QUIET_WHEN_OK = new Set([INTROSPECT_PATH, REFRESH_PATH]);
 
 /**
  * One log line per request, when it is answered, with the request in it: Fastify's own

@@ -217,6 +217,24 @@ export function traced<T>(
   );
 }
 
+/** `traced` for synchronous work (a signature made in the turn that needs it). */
+export function tracedSync<T>(
+  name: string,
+  attributes: Api.Attributes | undefined,
+  task: () => T,
+): T {
+  const span = childSpan(name, attributes);
+  if (!span) return task();
+  try {
+    const result = task();
+    span.end();
+    return result;
+  } catch (error) {
+    failSpan(span, error);
+    throw error;
+  }
+}
+
 /** What Kysely's `log` option is told after each query (kysely's LogEvent, in part). */
 interface QueryEvent {
   level: 'query' | 'error';

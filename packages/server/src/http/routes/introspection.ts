@@ -7,8 +7,9 @@ import { introspect } from '../../modules/introspection/index.js';
 import { authOf } from '../auth.js';
 import { introspectionClient } from '../client-auth.js';
 import type { AppContext } from '../context.js';
+import { replayedBody } from '../fast-path.js';
 import { parseForm } from '../form-body.js';
-import { INTROSPECT_PATH, replayedBody } from '../introspection-fast-path.js';
+import { INTROSPECT_PATH } from '../introspection-fast-path.js';
 import { problems } from '../schemas.js';
 
 const Body = Type.Object(

@@ -6,6 +6,7 @@ import { defaults } from '../../config/defaults.js';
 import { signIn, verifySignIn } from '../../modules/sessions/index.js';
 import { authOf, rateLimitTenant, requireSecretKey } from '../auth.js';
 import { type AppContext, accountDeps } from '../context.js';
+import { replayedBody } from '../fast-path.js';
 import { problems } from '../schemas.js';
 import { TokenResponse } from './models.js';
 
@@ -110,6 +111,9 @@ export function sessionRoutes(server: FastifyInstance, ctx: AppContext) {
         response: { 200: TokenResponse, ...problems(400, 401, 403, 413, 415, 422, 429) },
       },
       onRequest: steps,
+      // A body the fast path read before handing the request over is parsed from memory.
+      preParsing: (request, _reply, payload, done) =>
+        done(null, replayedBody(request.raw) ?? payload),
     },
     async (request) => {
       return ctx.sessions.refresh(authOf(request).tenant, request.body.refreshToken, 'server');

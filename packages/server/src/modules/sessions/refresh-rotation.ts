@@ -79,7 +79,8 @@ export class RefreshRotation {
         return 'The session has expired';
       if (found.disabled_at !== null || current.disabled_at !== null) return 'The user is disabled';
       const user = await getUser(tx.db, tenant.id, found.user_id);
-      await touchSession(tx.db, found.session_id, now);
+      if (now - found.last_used_at >= defaults.sessions.touchIntervalMs)
+        await touchSession(tx.db, found.session_id, now);
       const next = await newRefreshToken(
         tx.db,
         tenant.id,
@@ -133,6 +134,7 @@ async function findRefreshToken(db: Kysely<Schema>, tenantId: string, hash: stri
       's.revoked_at',
       's.expires_at as session_expires_at',
       's.created_at',
+      's.last_used_at',
       's.amr',
       's.authenticated_at',
       'u.id as user_id',

@@ -1,5 +1,4 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { SignJWT } from 'jose';
 import type { Kysely } from 'kysely';
 import { defaults } from '../../config/defaults.js';
 import { sha256Hex } from '../../crypto/hash.js';
@@ -10,14 +9,11 @@ import type {
   SessionRow,
   Tx,
 } from '../../storage/index.js';
-import { traced } from '../../tracing/tracing.js';
 import type { Tenant } from '../tenants/index.js';
 import { getUser, type User } from '../users/index.js';
+import { signAccessToken } from './access-token-sign.js';
 import { findSession, insertSessionRow } from './session-records.js';
-import { SIGNING_ALG, type SigningKeys } from './signing-keys.service.js';
-
-/** The `scope` claim of user access tokens. */
-const USER_TOKEN_SCOPE = 'openid email profile';
+import type { SigningKeys } from './signing-keys.service.js';
 
 export interface TokenSet {
   accessToken: string;
@@ -140,31 +136,16 @@ export class SessionIssuer {
   }
 
   async #accessToken(tenant: Tenant, opened: OpenedSession, signer?: Signer): Promise<string> {
-    const { user, sessionId, authentication } = opened;
-    const { kid, key } = signer ?? (await this.#deps.signingKeys.active(tenant.id));
-    // RFC 9068 section 2.1: typ "at+jwt"; RFC 8725 section 3.1: one algorithm, pinned.
-    // Section 2.2's client_id: every app of a tenant is one client, named by the tenant id
-    // (the id that also authenticates introspection, RFC 7662 section 2.1).
-    const token = new SignJWT({
-      email: user.email,
-      tid: tenant.id,
-      sid: sessionId,
-      roles: user.roles,
-      scope: USER_TOKEN_SCOPE,
-      client_id: tenant.id,
-      // RFC 8176 / OpenID Connect Core section 2: how and when the person authenticated,
-      // the session's own (a refresh is no new authentication).
-      ...(authentication.amr ? { amr: authentication.amr } : {}),
-      auth_time: authentication.authTime,
-    })
-      .setProtectedHeader({ alg: SIGNING_ALG, typ: 'at+jwt', kid })
-      .setIssuer(issuerOf(this.#deps.authUrl, tenant.id))
-      .setAudience(audienceOf(this.#deps.authUrl, tenant))
-      .setSubject(user.id)
-      .setIssuedAt()
-      .setExpirationTime(`${tenant.accessTokenTtl}s`)
-      .setJti(randomUUID());
-    return traced('jwt sign', { 'jwt.alg': SIGNING_ALG }, () => token.sign(key));
+    const key = signer ?? (await this.#deps.signingKeys.active(tenant.id));
+    const { authUrl } = this.#deps;
+    return signAccessToken(
+      issuerOf(authUrl, tenant.id),
+      audienceOf(authUrl, tenant),
+      tenant.accessTokenTtl,
+      opened,
+      tenant.id,
+      key,
+    );
   }
 
   /**

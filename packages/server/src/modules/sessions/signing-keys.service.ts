@@ -1,5 +1,11 @@
-import { createPublicKey, type KeyObject, randomUUID } from 'node:crypto';
-import { exportJWK, generateKeyPair, importJWK, type JWK } from 'jose';
+import {
+  createPrivateKey,
+  createPublicKey,
+  type JsonWebKeyInput,
+  type KeyObject,
+  randomUUID,
+} from 'node:crypto';
+import { exportJWK, generateKeyPair, type JWK } from 'jose';
 import type { Kysely } from 'kysely';
 import type { InvalidationBus } from '../../cache/invalidation.js';
 import { TtlCache } from '../../cache/ttl-cache.js';
@@ -18,7 +24,11 @@ const { jwks, verifierCooldownSeconds } = defaults.signingKeys;
 export const DEFAULT_ACTIVATION_DELAY_SECONDS =
   jwks.maxAgeSeconds + jwks.staleWhileRevalidateSeconds + verifierCooldownSeconds;
 
-type Key = Exclude<Awaited<ReturnType<typeof importJWK>>, Uint8Array>;
+/** The key that signs a tenant's new tokens: its kid and private key. */
+export interface ActiveKey {
+  kid: string;
+  key: KeyObject;
+}
 
 export interface PublicJwk extends JWK {
   kid: string;
@@ -53,7 +63,14 @@ export class SigningKeys {
   readonly #db: Kysely<Schema>;
   readonly #box: SecretBox;
   /** Keys never change once written, so caching them by kid is always safe. */
-  readonly #private = new TtlCache<Key>(defaults.signingKeys.privateCacheMs, 1000);
+  readonly #private = new TtlCache<KeyObject>(defaults.signingKeys.privateCacheMs, 1000);
+  /**
+   * Each tenant's signing key, for a few seconds (until it retires, if sooner), so that a
+   * token's signature needs no query. A revocation drops it at once (the bus); a rotation
+   * makes its new key sign at most that long after it activates, well within the time the
+   * retired key stays published (defaults.signingKeys.retiredGraceMs).
+   */
+  readonly #active = new TtlCache<ActiveKey>(defaults.signingKeys.activeCacheMs, 10_000);
   /** node:crypto KeyObjects, made once per key: verifying is the hot path of introspection. */
   readonly #public = new TtlCache<VerificationKey>(defaults.signingKeys.publicCacheMs, 10_000);
   readonly #bus: InvalidationBus | undefined;
@@ -63,7 +80,10 @@ export class SigningKeys {
     this.#box = box;
     this.#bus = bus;
     bus?.onInvalidate((topic) => {
-      if (topic === '*' || topic.startsWith('signing-key:')) this.#public.clear();
+      if (topic === '*' || topic.startsWith('signing-key:')) {
+        this.#public.clear();
+        this.#active.clear();
+      }
     });
   }
 
@@ -101,14 +121,25 @@ export class SigningKeys {
    * The key that signs new tokens; the first is made on first use. (Two instances racing
    * to make it may both succeed: both keys are published and the newest signs.)
    */
-  async active(tenantId: string): Promise<{ kid: string; key: Key }> {
+  async active(tenantId: string): Promise<ActiveKey> {
+    const cached = this.#active.get(tenantId);
+    if (cached) return cached;
+    const readAt = this.#active.generation;
     const row = await this.#activeRow(tenantId);
     let key = this.#private.get(row.id);
     if (!key) {
-      key = (await importJWK(await this.#privateJwk(tenantId, row), SIGNING_ALG)) as Key;
+      const jwk = await this.#privateJwk(tenantId, row);
+      key = createPrivateKey({ key: jwk as JsonWebKeyInput['key'], format: 'jwk' });
       this.#private.set(row.id, key);
     }
-    return { kid: row.id, key };
+    const active = { kid: row.id, key };
+    this.#active.set(tenantId, active, readAt, row.retired_at ?? Number.POSITIVE_INFINITY);
+    return active;
+  }
+
+  /** The signing key from memory alone (a hot path's): undefined when only `active` knows. */
+  activeCached(tenantId: string): ActiveKey | undefined {
+    return this.#active.get(tenantId);
   }
 
   /**
@@ -218,6 +249,8 @@ export class SigningKeys {
       activatesAt + tokenTtlSeconds * 1000 + defaults.signingKeys.retiredGraceMs,
     );
     const row = await this.#create(tenantId, activatesAt);
+    // Every instance forgets the signing key it kept: the old one retires at `activatesAt`.
+    await this.#bus?.publish(`signing-key:${tenantId}/${row.id}`);
     return {
       kid: row.id,
       activatesAt: new Date(activatesAt).toISOString(),
