@@ -328,12 +328,19 @@ async function reachable(fn) {
 }
 
 async function main() {
-  const scenarios = [await scenario('sqlite', { DATABASE_URL: `sqlite:${join(tmp, 'bench.db')}` })];
-  const pgOk = await reachable(async () => {
-    const c = new pg.Client({ connectionString: PG_URL, connectionTimeoutMillis: 2000 });
-    await c.connect();
-    await c.end();
-  });
+  // BENCH_REFRESH_ONLY=sqlite|postgres runs one of the two.
+  const only = process.env.BENCH_REFRESH_ONLY;
+  const scenarios =
+    only === 'postgres'
+      ? []
+      : [await scenario('sqlite', { DATABASE_URL: `sqlite:${join(tmp, 'bench.db')}` })];
+  const pgOk =
+    only !== 'sqlite' &&
+    (await reachable(async () => {
+      const c = new pg.Client({ connectionString: PG_URL, connectionTimeoutMillis: 2000 });
+      await c.connect();
+      await c.end();
+    }));
   if (pgOk) {
     const schema = `lk_bench_${randomBytes(6).toString('hex')}`;
     const admin = new pg.Client({ connectionString: PG_URL });

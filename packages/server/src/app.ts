@@ -41,7 +41,12 @@ import { OAuthProviders } from './modules/oauth/registry.js';
 import { answerObserver, createMetrics, requestObserver } from './modules/observability/metrics.js';
 import { RateLimitService } from './modules/rate-limit/index.js';
 import { startRetention } from './modules/retention/index.js';
-import { Sessions, SigningKeys, SqliteRefreshBatch } from './modules/sessions/index.js';
+import {
+  PostgresRefreshBatch,
+  Sessions,
+  SigningKeys,
+  SqliteRefreshBatch,
+} from './modules/sessions/index.js';
 import {
   createBreachedPasswords,
   createPasswordHasher,
@@ -306,22 +311,16 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     enabled,
     observe: answerObserver(metrics, 'POST', INTROSPECT_PATH, 200),
   });
-  // Refreshes on SQLite: one transaction per turn (modules/sessions/refresh-batch.ts).
-  const refresh =
-    database.sqlite &&
-    refreshFastPath(
-      new SqliteRefreshBatch({
-        db: database.db,
-        sqlite: database.sqlite,
-        signingKeys,
-        authUrl: config.publicUrl,
-      }),
-      ctx,
-      { fallback, enabled, observe: answerObserver(metrics, 'POST', REFRESH_PATH, 200) },
-    );
-  fastPath = refresh
-    ? (request, response) => introspection(request, response) || refresh(request, response)
-    : introspection;
+  // Refreshes: one transaction per turn of the event loop (modules/sessions/refresh-batch.ts).
+  const batchDeps = { db: database.db, signingKeys, authUrl: config.publicUrl };
+  const refresh = refreshFastPath(
+    database.sqlite
+      ? new SqliteRefreshBatch({ ...batchDeps, sqlite: database.sqlite })
+      : new PostgresRefreshBatch(batchDeps),
+    ctx,
+    { fallback, enabled, observe: answerObserver(metrics, 'POST', REFRESH_PATH, 200) },
+  );
+  fastPath = (request, response) => introspection(request, response) || refresh(request, response);
 
   await registerOpenApi(app, config.publicUrl);
 

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { defaults } from '../config/defaults.js';
 import { rateLimitHeaderList } from '../modules/rate-limit/index.js';
-import type { SqliteRefreshBatch } from '../modules/sessions/index.js';
+import type { RefreshBatch } from '../modules/sessions/index.js';
 import { admit, type FastPath, readBody, smallJsonBody } from './fast-path.js';
 import { hasNul } from './json-body.js';
 
@@ -28,7 +28,7 @@ function refreshTokenOf(text: string): string | undefined {
 }
 
 /**
- * `POST /v1/auth/token` without the framework, on SQLite, for the common case: a server
+ * `POST /v1/auth/token` without the framework, for the common case: a server
  * keeping its user's session going (docs/design.md §5). Refreshes are frequent (every
  * access token's lifetime, for every signed-in user) and each costs a signature and a
  * durable write; the route's Fastify handler costs as much again. As the introspection fast
@@ -39,7 +39,7 @@ function refreshTokenOf(text: string): string | undefined {
  * every refusal, goes to Fastify with the body replayed and the plan already counted.
  */
 export function refreshFastPath(
-  batch: SqliteRefreshBatch,
+  batch: RefreshBatch,
   ctx: Parameters<typeof admit>[0],
   options: {
     fallback: (request: IncomingMessage, response: ServerResponse) => void;

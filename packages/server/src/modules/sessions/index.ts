@@ -15,7 +15,7 @@ export {
   endUserBrowserSessions,
   startBrowserSession,
 } from './browser-sessions.js';
-export { SqliteRefreshBatch } from './refresh-batch.js';
+export { PostgresRefreshBatch, type RefreshBatch, SqliteRefreshBatch } from './refresh-batch.js';
 export {
   type AuthMethod,
   audienceOf,
