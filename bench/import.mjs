@@ -333,6 +333,13 @@ try {
       console.log(`\n${name}: ${ROWS} users`);
       for (const [k, v] of Object.entries(figures))
         console.log(`  import_${name}_${k.replace(/^import_/, '')}: ${v}`);
+      const ratio = figures['import/bulk'];
+      console.log(
+        `import_${name}_import/bulk=${ratio} (${ROWS} rows; goal >= 0.5) ${ratio >= 0.5 ? 'PASS' : 'FAIL'}`,
+      );
+      console.log(
+        `import_${name}_peak_rss_mb=${imported.peakMb} (${ROWS} rows; goal < 200 at 1,000,000) ${imported.peakMb < 200 ? 'PASS' : 'FAIL'}`,
+      );
     } finally {
       await db.drop();
       await other.drop();

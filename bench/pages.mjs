@@ -155,6 +155,13 @@ async function main() {
   console.log(
     `  GET /sdk/latchkey.js:                             ${sdk.rps.toFixed(0)} req/s  p50 ${sdk.p50} ms  p99 ${sdk.p99} ms  = ${((100 * sdk.rps) / sdkBase.rps).toFixed(1)} % of baseline (budget: 50 %)`,
   );
+  const total = bytes + headerBytes;
+  console.log(
+    `pages_sign_in_bytes=${total} (HTML and headers, ${scripts} scripts; budget 30 KB) ${total <= 30 * 1024 ? 'PASS' : 'FAIL'}`,
+  );
+  console.log(
+    `pages_sdk/bare=${(sdk.rps / sdkBase.rps).toFixed(2)} (the script, brotli, beside bare node:http sending the same bytes; budget >= 0.50) ${sdk.rps / sdkBase.rps >= 0.5 ? 'PASS' : 'FAIL'}`,
+  );
   mkdirSync(dirname(RESULTS), { recursive: true });
   writeFileSync(
     RESULTS,

@@ -367,6 +367,9 @@ async function main() {
   );
   line('ratio sign-up / raw hash rate:', `${fmt(report.ratioPercent)} %   (goal >= 85 %)`);
   line('server idle RSS:', `${fmt(idleRss)} MB  (goal < 100 MB, issue 13)`);
+  console.log(
+    `signup/raw_argon2=${fmt(report.ratioPercent / 100)} (goal >= 0.85) ${report.ratioPercent >= 85 ? 'PASS' : 'FAIL'}`,
+  );
   const c = report.cpu.duringLoadPercentOfOneCore;
   console.log('\ndetails:');
   console.log(
