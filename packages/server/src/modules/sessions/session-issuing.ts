@@ -1,7 +1,8 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { defaults } from '../../config/defaults.js';
 import { sha256Hex } from '../../crypto/hash.js';
+import { randomToken } from '../../crypto/random.js';
 import type {
   RefreshTokenRow,
   Schema,
@@ -106,7 +107,7 @@ export async function newRefreshToken(
   sessionId: string,
   expiresAt: number,
 ): Promise<string> {
-  const token = `lkr_${randomBytes(32).toString('base64url')}`;
+  const token = `lkr_${randomToken()}`;
   await insertRefreshToken(db, {
     hash: sha256Hex(token),
     session_id: sessionId,
