@@ -74,7 +74,11 @@ deadline.unref();
 
 /** Runs the latchkey CLI (not pinned: it is not measured); resolves with its stdout. */
 function cli(args, env) {
-  const r = spawnSync(process.execPath, [MAIN, ...args], { env, encoding: 'utf8', timeout: 30_000 });
+  const r = spawnSync(process.execPath, [MAIN, ...args], {
+    env,
+    encoding: 'utf8',
+    timeout: 30_000,
+  });
   if (r.status !== 0) throw new Error(`latchkey ${args.join(' ')} failed:\n${r.stderr}`);
   return r.stdout;
 }
@@ -160,7 +164,13 @@ async function rawVerifies(seconds) {
   const busy0 = machineBusy();
   const t0 = performance.now();
   const own0 = ownCpu();
-  const argv = onServerCore([process.execPath, '-e', RAW_SCRIPT, String(seconds), String(IN_FLIGHT)]);
+  const argv = onServerCore([
+    process.execPath,
+    '-e',
+    RAW_SCRIPT,
+    String(seconds),
+    String(IN_FLIGHT),
+  ]);
   const child = spawn(argv[0], argv.slice(1), { stdio: ['ignore', 'pipe', 'inherit'] });
   children.add(child);
   let out = '';
@@ -381,8 +391,10 @@ async function scenario(name, databaseUrl) {
   const limits = ['--plan', 'enterprise', '--rps', '1000000', '--rpm', '60000000'];
   const created = JSON.parse(
     cli(
-      ['tenant', 'create', '--name', 'Bench', '--env', 'development', '--origin', ORIGIN]
-        .concat(limits, ['--json']),
+      ['tenant', 'create', '--name', 'Bench', '--env', 'development', '--origin', ORIGIN].concat(
+        limits,
+        ['--json'],
+      ),
       env,
     ),
   );
@@ -394,10 +406,10 @@ async function scenario(name, databaseUrl) {
     const signUp = await measured(pid, async () => {
       await pool(USERS, IN_FLIGHT, async (i) => {
         const r = await request(
-        port,
-        'POST',
-        '/v1/auth/sign-up',
-        { authorization: `Bearer ${created.secretKey}`, 'content-type': 'application/json' },
+          port,
+          'POST',
+          '/v1/auth/sign-up',
+          { authorization: `Bearer ${created.secretKey}`, 'content-type': 'application/json' },
           JSON.stringify({ email: emails[i], password: PASSWORD }),
         );
         if (r.status !== 201) throw new Error(`sign-up: ${r.status} ${r.body.slice(0, 300)}`);
@@ -484,7 +496,8 @@ try {
       perSecond: raw,
       beforePerSecond: before.perSecond,
       afterPerSecond: after.perSecond,
-      cpuMsPerVerify: (before.cpuSeconds + after.cpuSeconds) / (before.verifies + after.verifies) * 1000,
+      cpuMsPerVerify:
+        ((before.cpuSeconds + after.cpuSeconds) / (before.verifies + after.verifies)) * 1000,
       otherProcessesPercent: Math.max(before.otherProcessesPercent, after.otherProcessesPercent),
     };
     s.ratios = Object.fromEntries(KINDS.map((kind) => [kind, s[kind].perSecond / raw]));

@@ -1,8 +1,8 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { SignJWT } from 'jose';
 import type { Kysely } from 'kysely';
 import { defaults } from '../../config/defaults.js';
 import { sha256Hex } from '../../crypto/hash.js';
+import { signRs256 } from '../../crypto/jws.js';
 import type {
   RefreshTokenRow,
   Schema,
@@ -145,7 +145,8 @@ export class SessionIssuer {
     // RFC 9068 section 2.1: typ "at+jwt"; RFC 8725 section 3.1: one algorithm, pinned.
     // Section 2.2's client_id: every app of a tenant is one client, named by the tenant id
     // (the id that also authenticates introspection, RFC 7662 section 2.1).
-    const token = new SignJWT({
+    const iat = Math.floor(Date.now() / 1000);
+    const claims = {
       email: user.email,
       tid: tenant.id,
       sid: sessionId,
@@ -156,15 +157,17 @@ export class SessionIssuer {
       // the session's own (a refresh is no new authentication).
       ...(authentication.amr ? { amr: authentication.amr } : {}),
       auth_time: authentication.authTime,
-    })
-      .setProtectedHeader({ alg: SIGNING_ALG, typ: 'at+jwt', kid })
-      .setIssuer(issuerOf(this.#deps.authUrl, tenant.id))
-      .setAudience(audienceOf(this.#deps.authUrl, tenant))
-      .setSubject(user.id)
-      .setIssuedAt()
-      .setExpirationTime(`${tenant.accessTokenTtl}s`)
-      .setJti(randomUUID());
-    return traced('jwt sign', { 'jwt.alg': SIGNING_ALG }, () => token.sign(key));
+      iss: issuerOf(this.#deps.authUrl, tenant.id),
+      aud: audienceOf(this.#deps.authUrl, tenant),
+      sub: user.id,
+      iat,
+      exp: iat + tenant.accessTokenTtl,
+      jti: randomUUID(),
+    };
+    const header = { alg: SIGNING_ALG, typ: 'at+jwt', kid };
+    return traced('jwt sign', { 'jwt.alg': SIGNING_ALG }, async () =>
+      signRs256(header, claims, key),
+    );
   }
 
   /**

@@ -1,5 +1,5 @@
-import { createPublicKey, type KeyObject, randomUUID } from 'node:crypto';
-import { exportJWK, generateKeyPair, importJWK, type JWK } from 'jose';
+import { createPrivateKey, createPublicKey, type KeyObject, randomUUID } from 'node:crypto';
+import { exportJWK, generateKeyPair, type JWK } from 'jose';
 import type { Kysely } from 'kysely';
 import type { InvalidationBus } from '../../cache/invalidation.js';
 import { TtlCache } from '../../cache/ttl-cache.js';
@@ -17,8 +17,6 @@ const { jwks, verifierCooldownSeconds } = defaults.signingKeys;
  */
 export const DEFAULT_ACTIVATION_DELAY_SECONDS =
   jwks.maxAgeSeconds + jwks.staleWhileRevalidateSeconds + verifierCooldownSeconds;
-
-type Key = Exclude<Awaited<ReturnType<typeof importJWK>>, Uint8Array>;
 
 export interface PublicJwk extends JWK {
   kid: string;
@@ -52,8 +50,11 @@ function usable(entry: VerificationKey): VerificationKey | undefined {
 export class SigningKeys {
   readonly #db: Kysely<Schema>;
   readonly #box: SecretBox;
-  /** Keys never change once written, so caching them by kid is always safe. */
-  readonly #private = new TtlCache<Key>(defaults.signingKeys.privateCacheMs, 1000);
+  /**
+   * Private KeyObjects (node:crypto signs access tokens with them, crypto/jws.ts). Keys never
+   * change once written, so caching them by kid is always safe.
+   */
+  readonly #private = new TtlCache<KeyObject>(defaults.signingKeys.privateCacheMs, 1000);
   /** node:crypto KeyObjects, made once per key: verifying is the hot path of introspection. */
   readonly #public = new TtlCache<VerificationKey>(defaults.signingKeys.publicCacheMs, 10_000);
   readonly #bus: InvalidationBus | undefined;
@@ -101,11 +102,12 @@ export class SigningKeys {
    * The key that signs new tokens; the first is made on first use. (Two instances racing
    * to make it may both succeed: both keys are published and the newest signs.)
    */
-  async active(tenantId: string): Promise<{ kid: string; key: Key }> {
+  async active(tenantId: string): Promise<{ kid: string; key: KeyObject }> {
     const row = await this.#activeRow(tenantId);
     let key = this.#private.get(row.id);
     if (!key) {
-      key = (await importJWK(await this.#privateJwk(tenantId, row), SIGNING_ALG)) as Key;
+      const jwk = (await this.#privateJwk(tenantId, row)) as JWK & { kty: string };
+      key = createPrivateKey({ key: jwk, format: 'jwk' });
       this.#private.set(row.id, key);
     }
     return { kid: row.id, key };
