@@ -292,6 +292,25 @@ describe.each(DIALECTS)('second factors over REST on %s', (dialect) => {
     expect((await verify(await mfaTokenOf(user.email), fresh[1])).status).toBe(200);
   });
 
+  it('offers recovery codes only while one is left, and an unconfirmed app is no factor', async () => {
+    const user = await userWithApp();
+    expect((await call('POST', `/v1/users/${user.id}/recovery-codes`)).status).toBe(201);
+    const used = () =>
+      app.ctx.database.db
+        .updateTable('recovery_codes')
+        .set({ used_at: Date.now() })
+        .where('user_id', '=', user.id);
+    await used().execute();
+    expect((await problem(await signIn(user.email), 403, 'mfa_required')).factors).toEqual([
+      'totp',
+    ]);
+    // A second app, enrolled but never confirmed, changes nothing.
+    expect((await call('POST', `/v1/users/${user.id}/factors`, { type: 'totp' })).status).toBe(201);
+    expect((await problem(await signIn(user.email), 403, 'mfa_required')).factors).toEqual([
+      'totp',
+    ]);
+  });
+
   it('required: no token for a user without a factor until one is set up', async () => {
     const tenant = await app.tenant();
     await policy('required', tenant);

@@ -102,12 +102,45 @@ async function secondFactorsOf(
   tenant: Pick<Tenant, 'id'>,
   userId: string,
 ): Promise<FactorType[]> {
-  const factors = await listFactors(db, tenant.id, userId);
+  // One statement, asked at every sign-in: which kinds the user holds (not the factors).
+  const held = await db
+    .selectNoFrom((eb) => [
+      eb
+        .exists(
+          eb
+            .selectFrom('totp_factors')
+            .select(eb.lit(1).as('one'))
+            .where('tenant_id', '=', tenant.id)
+            .where('user_id', '=', userId)
+            .where('confirmed_at', 'is not', null),
+        )
+        .as('totp'),
+      eb
+        .exists(
+          eb
+            .selectFrom('passkeys')
+            .select(eb.lit(1).as('one'))
+            .where('tenant_id', '=', tenant.id)
+            .where('user_id', '=', userId),
+        )
+        .as('passkey'),
+      eb
+        .exists(
+          eb
+            .selectFrom('recovery_codes')
+            .select(eb.lit(1).as('one'))
+            .where('tenant_id', '=', tenant.id)
+            .where('user_id', '=', userId)
+            .where('used_at', 'is', null),
+        )
+        .as('codes'),
+    ])
+    .executeTakeFirstOrThrow();
+  // SQLite answers 0 or 1, PostgreSQL true or false.
   const types: FactorType[] = [];
-  if (factors.some((f) => f.type === 'totp' && f.confirmed)) types.push('totp');
-  if (factors.some((f) => f.type === 'passkey')) types.push('passkey');
-  if (types.length && factors.some((f) => f.type === 'recovery_code' && (f.remaining ?? 0) > 0))
-    types.push('recovery_code');
+  if (Number(held.totp)) types.push('totp');
+  if (Number(held.passkey)) types.push('passkey');
+  if (types.length && Number(held.codes)) types.push('recovery_code');
   return types;
 }
 
