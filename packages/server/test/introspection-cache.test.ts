@@ -205,13 +205,28 @@ describe('cache bounds', () => {
     });
     const far = Date.now() + 60_000;
     for (let n = 0; n < 100_000; n++) {
-      const digest = VerifiedTokens.digest(`token-${n}`);
-      cache.set(digest, { tenantId: 't', claims: { n } }, cache.generation, far);
+      cache.set(`token-${n}`, { tenantId: 't', claims: { n } }, cache.generation, far);
     }
     expect(cache.size).toBe(10_000);
     // The newest stay, the oldest went first.
-    expect(cache.get(VerifiedTokens.digest('token-99999'))?.claims.n).toBe(99_999);
-    expect(cache.get(VerifiedTokens.digest('token-0'))).toBeUndefined();
+    expect(cache.get('token-99999')?.claims.n).toBe(99_999);
+    expect(cache.get('token-0')).toBeUndefined();
+  });
+
+  it('the verified-token cache answers only for the exact token kept, not one with its tail', () => {
+    const cache = new VerifiedTokens<{ n: number }>(localBus({ cache: true }), {
+      ttlMs: 60_000,
+      maxEntries: 10,
+    });
+    const signature = 's'.repeat(342);
+    const token = `header.payload.${signature}`;
+    cache.set(token, { tenantId: 't', claims: { n: 1 } }, cache.generation, Date.now() + 60_000);
+    expect(cache.get(token)?.claims.n).toBe(1);
+    // Same signature, another payload (or a prefix, or a suffix): never vouched for.
+    expect(cache.get(`header.pAyload.${signature}`)).toBeUndefined();
+    expect(cache.get(signature)).toBeUndefined();
+    expect(cache.get(`x${token}`)).toBeUndefined();
+    expect(cache.get(token.slice(0, -1))).toBeUndefined();
   });
 
   it('a cache without a live bus keeps nothing', () => {

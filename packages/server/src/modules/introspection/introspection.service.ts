@@ -11,7 +11,7 @@ import {
   verifyAccessToken,
 } from '../sessions/index.js';
 import type { Tenant } from '../tenants/index.js';
-import { VerifiedTokens } from './verified-tokens.js';
+import type { VerifiedTokens } from './verified-tokens.js';
 
 /** Claims every active answer carries (RFC 7662 section 2.2, RFC 9068 section 2.2). */
 interface TokenClaims {
@@ -142,7 +142,6 @@ function verifiedClaims(
   deps: IntrospectionDeps,
   tenant: Tenant,
   token: string,
-  digest: string,
 ): ActiveClaims | undefined | Promise<ActiveClaims | undefined> {
   const readAt = deps.verifiedTokens?.generation ?? 0;
   // 2. RFC 8725 section 3.1: one algorithm; RFC 9068 section 2.1: typ at+jwt. The key
@@ -150,10 +149,10 @@ function verifiedClaims(
   const parsed = parseAccessToken(token, SIGNING_ALG);
   if (!parsed) return undefined;
   const key = deps.signingKeys.cachedVerificationKey(tenant.id, parsed.kid);
-  if (key !== null) return checkedClaims(deps, tenant, parsed, key, digest, readAt);
+  if (key !== null) return checkedClaims(deps, tenant, parsed, key, token, readAt);
   return deps.signingKeys
     .verificationKey(tenant.id, parsed.kid)
-    .then((found) => checkedClaims(deps, tenant, parsed, found, digest, readAt));
+    .then((found) => checkedClaims(deps, tenant, parsed, found, token, readAt));
 }
 
 /** Step 3 and 4 with the key in hand. */
@@ -162,7 +161,7 @@ function checkedClaims(
   tenant: Tenant,
   parsed: ParsedToken,
   key: VerificationKey | undefined,
-  digest: string,
+  token: string,
   readAt: number,
 ): ActiveClaims | undefined {
   if (!key) return undefined;
@@ -181,7 +180,7 @@ function checkedClaims(
   if (claims.iat > now / 1000 + SKEW_SECONDS) return undefined;
   // exp is in whole seconds: the token is active while now < exp * 1000, as checked above.
   deps.verifiedTokens?.set(
-    digest,
+    token,
     { tenantId: tenant.id, claims },
     readAt,
     Math.min(claims.exp * 1000, key.publishUntil ?? Number.POSITIVE_INFINITY),
@@ -202,12 +201,11 @@ export function introspect(
   token: string,
 ): Introspection | Promise<Introspection> {
   if (!sized(token)) return INACTIVE;
-  const digest = deps.verifiedTokens ? VerifiedTokens.digest(token) : '';
-  const hit = deps.verifiedTokens?.get(digest);
+  const hit = deps.verifiedTokens?.get(token);
   // A token kept for one tenant is another tenant's foreign token (rule 1).
   if (hit)
     return hit.tenantId === tenant.id ? withSession(deps, tenant, hit.claims, true) : INACTIVE;
-  const claims = verifiedClaims(deps, tenant, token, digest);
+  const claims = verifiedClaims(deps, tenant, token);
   return claims instanceof Promise
     ? claims.then((found) => withSession(deps, tenant, found, false))
     : withSession(deps, tenant, claims, false);
