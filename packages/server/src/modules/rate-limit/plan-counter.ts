@@ -7,18 +7,30 @@ import type { Decision, Window } from './rate-limit.service.js';
  *
  * Each window starts at its first request and lasts `seconds` (as rate-limiter-flexible's
  * windows do). Without Redis the counts live here. With Redis they are shared: far from
- * the quota an instance counts in memory and adds its count to Redis in batches (every
- * `flushMs`, or once it holds `BATCH_SHARE` of the quota); near the quota every request
- * goes to Redis at once. So the instances together admit at most the quota plus what the
- * others counted but had not yet added, at most `BATCH_SHARE` of it each; a quota under
- * `1 / BATCH_SHARE` is always counted in Redis, exactly. If Redis fails, this process
- * goes on counting on its own and `onStoreError` hears of it once per outage.
+ * the quota an instance counts in memory and adds its count to Redis in batches; near the
+ * quota every request goes to Redis at once. So the instances together admit at most the
+ * quota plus what the others counted but had not yet added, at most `BATCH_SHARE` of it
+ * each (an instance that holds more asks Redis first), however seldom the batches go; a
+ * quota under `1 / BATCH_SHARE` is always counted in Redis, exactly. If Redis fails, this
+ * process goes on counting on its own and `onStoreError` hears of it once per outage.
+ *
+ * The batches go every `flushMs`, all of them in one Redis call, but only the windows due:
+ * a window's first count (so that its end is Redis's), one holding half its batch, one
+ * within two batches of its quota, one not heard from Redis for `STALE_MS`, and all of them
+ * after an outage and at close. A window far from its quota is so added about once a
+ * second, not fifty times: with a thousand busy tenants that is thousands of keys a second
+ * fewer (issue 31), and the bound above does not depend on it. What it bounds is how late
+ * Redis, and so the other instances' RateLimit headers, hears of this instance's count.
  *
  * Only admitted requests are counted: a request refused by one window is not counted in
  * any, so a client that retries its 429s (as it is told to) does not spend the minute on
  * refusals, and the RateLimit header of every answer says exactly what is left.
  */
 const BATCH_SHARE = 0.02;
+/** A window far from its quota is added to Redis at least this often (see above). */
+const STALE_MS = 1000;
+/** Windows added to Redis in one call at most (a call holds Redis for its length). */
+const FLUSH_KEYS = 1000;
 
 interface Slot {
   /** The Redis key: prefix, window and what is counted. */
@@ -32,6 +44,8 @@ interface Slot {
   pending: number;
   /** A Redis call for this slot is under way. */
   busy: boolean;
+  /** Epoch ms of Redis's last answer about this window, 0 before the first. */
+  heardAt: number;
 }
 
 /**
@@ -65,8 +79,24 @@ end
 return out
 `;
 
+/**
+ * Every due window's pending count added at once: INCRBY, the expiry of a new key, and the
+ * time left. Returns [total..., ttl...].
+ */
+const FLUSH = `
+local n = #KEYS
+local out = {}
+for i = 1, n do
+  out[i] = redis.call('INCRBY', KEYS[i], ARGV[i * 2 - 1])
+  redis.call('PEXPIRE', KEYS[i], ARGV[i * 2], 'NX')
+  out[n + i] = redis.call('PTTL', KEYS[i])
+end
+return out
+`;
+
 type ConsumingRedis = Redis & {
   latchkeyPlanConsume(keys: number, ...args: (string | number)[]): Promise<number[]>;
+  latchkeyPlanFlush(keys: number, ...args: (string | number)[]): Promise<number[]>;
 };
 
 export interface PlanCounterOptions {
@@ -118,6 +148,7 @@ export class PlanCounter {
   constructor(options: PlanCounterOptions) {
     this.#redis = options.redis;
     this.#redis?.defineCommand('latchkeyPlanConsume', { lua: CONSUME });
+    this.#redis?.defineCommand('latchkeyPlanFlush', { lua: FLUSH });
     this.#prefix = options.keyPrefix;
     this.#onStoreError = options.onStoreError ?? (() => {});
     this.#storeHealthy = options.storeHealthy ?? (() => true);
@@ -130,7 +161,15 @@ export class PlanCounter {
     const id = `${this.#prefix}:${windowId(window)}:${key}`;
     let slot = this.#slots.get(id);
     if (!slot || slot.end <= now) {
-      slot = { id, window, end: now + window.seconds * 1000, known: 0, pending: 0, busy: false };
+      slot = {
+        id,
+        window,
+        end: now + window.seconds * 1000,
+        known: 0,
+        pending: 0,
+        busy: false,
+        heardAt: 0,
+      };
       this.#slots.set(id, slot);
     }
     return slot;
@@ -196,11 +235,13 @@ export class PlanCounter {
       const out = await redis.latchkeyPlanConsume(slots.length, ...args);
       const n = slots.length;
       const fits = Number(out[0]) === 1;
+      const now = Date.now();
       const counts = slots.map((slot, i) => {
         // Answers come back in order on one connection: the last one is the newest total.
         slot.known = Number(out[i + 1]);
+        slot.heardAt = now;
         const ttl = Number(out[n + i + 1]);
-        if (ttl > 0) slot.end = Date.now() + ttl;
+        if (ttl > 0) slot.end = now + ttl;
         return slot.known;
       });
       this.#storeFailing = false;
@@ -218,34 +259,52 @@ export class PlanCounter {
     }
   }
 
-  /** Adds this slot's pending count to Redis (requests already admitted here). */
-  async #send(slot: Slot): Promise<void> {
-    const { id, window } = slot;
-    const redis = this.#redis;
-    const count = slot.pending;
-    if (!redis || count === 0) return;
-    slot.pending = 0;
-    slot.busy = true;
+  /** Adds these slots' pending counts to Redis (requests already admitted here), at once. */
+  async #send(slots: Slot[]): Promise<void> {
+    const redis = this.#redis as ConsumingRedis;
+    const n = slots.length;
+    const counts = slots.map((slot) => slot.pending);
+    const args: (string | number)[] = slots.map((slot) => slot.id);
+    for (const slot of slots) {
+      args.push(slot.pending, slot.window.seconds * 1000);
+      slot.pending = 0;
+      slot.busy = true;
+    }
     try {
-      const results = await redis
-        .multi()
-        .incrby(id, count)
-        .pexpire(id, window.seconds * 1000, 'NX')
-        .pttl(id)
-        .exec();
-      const total = Number(results?.[0]?.[1]);
-      const ttl = Number(results?.[2]?.[1]);
-      if (!Number.isFinite(total)) throw results?.[0]?.[0] ?? new Error('no answer from Redis');
-      slot.known = total;
-      if (ttl > 0) slot.end = Date.now() + ttl;
+      const out = await redis.latchkeyPlanFlush(n, ...args);
+      const now = Date.now();
+      for (let i = 0; i < n; i++) {
+        const slot = slots[i] as Slot;
+        const total = Number(out[i]);
+        if (!Number.isFinite(total)) throw new Error('no answer from Redis');
+        slot.known = total;
+        slot.heardAt = now;
+        const ttl = Number(out[n + i]);
+        if (ttl > 0) slot.end = now + ttl;
+      }
       this.#storeFailing = false;
     } catch (error) {
-      slot.pending += count;
-      this.#unsent.add(slot);
+      slots.forEach((slot, i) => {
+        slot.pending += counts[i] as number;
+        if (slot.pending > 0) this.#unsent.add(slot);
+      });
       this.#failing(error);
     } finally {
-      slot.busy = false;
+      for (const slot of slots) slot.busy = false;
     }
+  }
+
+  /** Is this window's count to go to Redis at this flush? (See the class comment.) */
+  #due(slot: Slot, now: number): boolean {
+    const quota = slot.window.quota;
+    const batch = Math.floor(quota * BATCH_SHARE);
+    return (
+      slot.heardAt === 0 ||
+      now - slot.heardAt >= STALE_MS ||
+      batch < 1 ||
+      slot.pending * 2 >= batch ||
+      slot.known + slot.pending + 2 * batch > quota
+    );
   }
 
   /**
@@ -278,8 +337,12 @@ export class PlanCounter {
     };
   }
 
-  /** Sends every pending count to Redis; drops windows that have ended. */
-  async flush(): Promise<void> {
+  /** Sends the pending counts that are due to Redis; drops windows that have ended. */
+  flush(): Promise<void> {
+    return this.#flush(false);
+  }
+
+  async #flush(all: boolean): Promise<void> {
     const now = Date.now();
     if (now - this.#sweptAt >= SWEEP_MS) {
       this.#sweptAt = now;
@@ -288,12 +351,20 @@ export class PlanCounter {
       for (const slot of this.#unsent) if (slot.end <= now) this.#unsent.delete(slot);
     }
     if (this.#unsent.size === 0 || this.#redis?.status !== 'ready' || !this.#storeHealthy()) return;
-    const sends: Promise<void>[] = [];
+    // After an outage every count held here goes: the first answer ends the outage.
+    const every = all || this.#storeFailing;
+    const due: Slot[] = [];
     for (const slot of this.#unsent) {
       if (slot.busy) continue;
-      this.#unsent.delete(slot);
-      if (slot.end > now && slot.pending > 0) sends.push(this.#send(slot));
+      if (slot.end <= now || slot.pending === 0) this.#unsent.delete(slot);
+      else if (every || this.#due(slot, now)) {
+        this.#unsent.delete(slot);
+        due.push(slot);
+      }
     }
+    const sends: Promise<void>[] = [];
+    for (let i = 0; i < due.length; i += FLUSH_KEYS)
+      sends.push(this.#send(due.slice(i, i + FLUSH_KEYS)));
     await Promise.all(sends);
   }
 
@@ -305,6 +376,6 @@ export class PlanCounter {
   /** Sends what is pending and stops the timer. */
   async close(): Promise<void> {
     clearInterval(this.#timer);
-    await this.flush();
+    await this.#flush(true);
   }
 }
