@@ -164,6 +164,31 @@ describe.each(CACHING)('cached introspection on %s', (dialect) => {
       );
     }
   });
+
+  it("one tenant's revoked signing key or changed settings leave the other tenants' cached tokens and keys", async () => {
+    // With thousands of tenants, one tenant's change must not make every tenant cold.
+    const a = await app.tenant();
+    const b = await app.tenant();
+    const sa = await session(a);
+    const sb = await session(b);
+    await cached(sa.accessToken, a.secretKey);
+    await cached(sb.accessToken, b.secretKey);
+    const kidA = decodeProtectedHeader(sa.accessToken).kid as string;
+    const kidB = decodeProtectedHeader(sb.accessToken).kid as string;
+    const kept = () => ({
+      token: app.ctx.verifiedTokens.get(VerifiedTokens.digest(sb.accessToken)) !== undefined,
+      signingKey: app.ctx.signingKeys.cachedVerificationKey(b.tenant.id, kidB) !== null,
+      key: app.ctx.keys.resolveCached(b.secretKey) !== null,
+    });
+    expect(kept()).toEqual({ token: true, signingKey: true, key: true });
+
+    await app.ctx.signingKeys.revoke(a.tenant.id, kidA);
+    expect(await introspect(sa.accessToken, a.secretKey)).toBe(INACTIVE);
+    await app.ctx.bus.publish(`tenant:${a.tenant.id}`);
+    expect(app.ctx.keys.resolveCached(a.secretKey)).toBeNull();
+    expect(kept()).toEqual({ token: true, signingKey: true, key: true });
+    expect(JSON.parse(await introspect(sb.accessToken, b.secretKey)).active).toBe(true);
+  });
 });
 
 describe('introspection under 100,000 distinct tokens', () => {

@@ -174,10 +174,15 @@ export class KeyResolver {
   constructor(db: Kysely<Schema>, bus: KeyCacheBus) {
     this.#db = db;
     this.#bus = bus;
-    // Key and tenant changes are rare operator actions: drop everything.
+    // A key's change drops that key, a tenant's its keys: rare for one tenant, but with
+    // thousands of tenants frequent enough that dropping everything kept them all cold.
     bus.onInvalidate((topic) => {
-      if (topic === '*' || topic.startsWith('key:') || topic.startsWith('tenant:'))
-        this.#cache.clear();
+      if (topic === '*') this.#cache.clear();
+      else if (topic.startsWith('key:')) this.#cache.delete(topic.slice('key:'.length));
+      else if (topic.startsWith('tenant:')) {
+        const id = topic.slice('tenant:'.length);
+        this.#cache.deleteWhere((context) => context.tenant.id === id);
+      }
     });
   }
 

@@ -63,7 +63,10 @@ export class SigningKeys {
     this.#box = box;
     this.#bus = bus;
     bus?.onInvalidate((topic) => {
-      if (topic === '*' || topic.startsWith('signing-key:')) this.#public.clear();
+      if (topic === '*') this.#public.clear();
+      // `signing-key:<tenant>/<kid>` (a revocation): that key only, so other tenants stay warm.
+      else if (topic.startsWith('signing-key:'))
+        this.#public.delete(topic.slice('signing-key:'.length));
     });
   }
 
