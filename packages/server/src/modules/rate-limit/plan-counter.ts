@@ -29,6 +29,12 @@ import type { Decision, Window } from './rate-limit.service.js';
 const BATCH_SHARE = 0.02;
 /** A window far from its quota is added to Redis at least this often (see above). */
 const STALE_MS = 1000;
+/**
+ * Every window held here is looked at this often (for `STALE_MS`); at the other flushes
+ * only those that became pressing as they counted, so that a flush of a thousand tenants'
+ * windows does not walk them all fifty times a second.
+ */
+const SCAN_MS = 250;
 /** Windows added to Redis in one call at most (a call holds Redis for its length). */
 const FLUSH_KEYS = 1000;
 
@@ -137,7 +143,10 @@ export class PlanCounter {
   readonly #slots = new Map<string, Slot>();
   /** Slots holding counts not yet added to Redis: what a flush looks at. */
   readonly #unsent = new Set<Slot>();
+  /** Of those, the ones that became pressing (see #pressing) as they counted. */
+  readonly #urgent = new Set<Slot>();
   #sweptAt = Date.now();
+  #scannedAt = 0;
   readonly #redis: Redis | undefined;
   readonly #prefix: string;
   readonly #onStoreError: (error: unknown) => void;
@@ -215,7 +224,10 @@ export class PlanCounter {
         const slot = slots[i] as Slot;
         slot.pending++;
         (counts[i] as number)++;
-        if (this.#redis) this.#unsent.add(slot);
+        if (this.#redis) {
+          this.#unsent.add(slot);
+          if (this.#pressing(slot)) this.#urgent.add(slot);
+        }
       }
     }
     return this.#decide(windows, slots, counts, fits, now);
@@ -294,13 +306,15 @@ export class PlanCounter {
     }
   }
 
-  /** Is this window's count to go to Redis at this flush? (See the class comment.) */
-  #due(slot: Slot, now: number): boolean {
+  /**
+   * Is this window's count to go to Redis at the next flush, however recently it went?
+   * (See the class comment; the others go once `STALE_MS` old.)
+   */
+  #pressing(slot: Slot): boolean {
     const quota = slot.window.quota;
     const batch = Math.floor(quota * BATCH_SHARE);
     return (
       slot.heardAt === 0 ||
-      now - slot.heardAt >= STALE_MS ||
       batch < 1 ||
       slot.pending * 2 >= batch ||
       slot.known + slot.pending + 2 * batch > quota
@@ -349,15 +363,20 @@ export class PlanCounter {
       for (const [id, slot] of this.#slots) if (slot.end <= now) this.#slots.delete(id);
       // An ended window's counts are never sent (also while Redis is down): they go too.
       for (const slot of this.#unsent) if (slot.end <= now) this.#unsent.delete(slot);
+      for (const slot of this.#urgent) if (slot.end <= now) this.#urgent.delete(slot);
     }
     if (this.#unsent.size === 0 || this.#redis?.status !== 'ready' || !this.#storeHealthy()) return;
     // After an outage every count held here goes: the first answer ends the outage.
     const every = all || this.#storeFailing;
+    const scan = every || now - this.#scannedAt >= SCAN_MS;
+    if (scan) this.#scannedAt = now;
     const due: Slot[] = [];
-    for (const slot of this.#unsent) {
+    for (const slot of scan ? this.#unsent : this.#urgent) {
       if (slot.busy) continue;
+      this.#urgent.delete(slot);
+      if (!this.#unsent.has(slot)) continue;
       if (slot.end <= now || slot.pending === 0) this.#unsent.delete(slot);
-      else if (every || this.#due(slot, now)) {
+      else if (every || this.#pressing(slot) || now - slot.heardAt >= STALE_MS) {
         this.#unsent.delete(slot);
         due.push(slot);
       }
@@ -370,7 +389,7 @@ export class PlanCounter {
 
   /** Windows held in memory (counting, or holding counts not yet sent): for tests. */
   get held(): number {
-    return new Set([...this.#slots.values(), ...this.#unsent]).size;
+    return new Set([...this.#slots.values(), ...this.#unsent, ...this.#urgent]).size;
   }
 
   /** Sends what is pending and stops the timer. */
