@@ -8,6 +8,7 @@ import { decodeProtectedHeader, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { announce, localBus } from '../src/cache/invalidation.js';
 import { TtlCache } from '../src/cache/ttl-cache.js';
+import { defaults } from '../src/config/defaults.js';
 import {
   introspect as introspectToken,
   VerifiedTokens,
@@ -162,6 +163,26 @@ describe.each(CACHING)('cached introspection on %s', (dialect) => {
       await eventually(async () =>
         (await introspect(next.accessToken, tenant.secretKey)) === INACTIVE ? true : undefined,
       );
+    }
+  });
+
+  it('a busy key is read again before its cache entry ends, not after', async () => {
+    // A thousand busy keys cached together would otherwise end together, each request then
+    // waiting for the database.
+    const tenant = await app.tenant();
+    vi.useFakeTimers({ toFake: ['Date'] });
+    try {
+      expect(await app.ctx.keys.resolve(tenant.secretKey)).toBeDefined();
+      // Near its end, a use answers from memory and has the entry read again...
+      vi.advanceTimersByTime(defaults.keyCacheMs - 5_000);
+      expect(app.ctx.keys.resolveCached(tenant.secretKey)).not.toBeNull();
+      // ...so that past the first entry's end the key is still in memory.
+      vi.advanceTimersByTime(10_000);
+      await eventually(async () =>
+        app.ctx.keys.resolveCached(tenant.secretKey) !== null ? true : undefined,
+      );
+    } finally {
+      vi.useRealTimers();
     }
   });
 
