@@ -355,7 +355,8 @@ async function main() {
       await admin.end();
     }
   } else {
-    if (only !== 'sqlite') console.log('notice: PostgreSQL not reachable; only the SQLite scenario runs');
+    if (only !== 'sqlite')
+      console.log('notice: PostgreSQL not reachable; only the SQLite scenario runs');
   }
   console.log(
     `\nREST refresh (POST /v1/auth/token), ${SESSIONS} sessions, ${CONNECTIONS} connections, ${LOAD_S} s a round, ${ROUNDS} rounds; server on CPU 0, load on CPU 1 (${CORES} cores, node ${process.version})`,

@@ -8,6 +8,7 @@ import { decodeProtectedHeader, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { announce, localBus } from '../src/cache/invalidation.js';
 import { TtlCache } from '../src/cache/ttl-cache.js';
+import { defaults } from '../src/config/defaults.js';
 import {
   introspect as introspectToken,
   VerifiedTokens,
@@ -163,6 +164,51 @@ describe.each(CACHING)('cached introspection on %s', (dialect) => {
         (await introspect(next.accessToken, tenant.secretKey)) === INACTIVE ? true : undefined,
       );
     }
+  });
+
+  it('a busy key is read again before its cache entry ends, not after', async () => {
+    // A thousand busy keys cached together would otherwise end together, each request then
+    // waiting for the database.
+    const tenant = await app.tenant();
+    vi.useFakeTimers({ toFake: ['Date'] });
+    try {
+      expect(await app.ctx.keys.resolve(tenant.secretKey)).toBeDefined();
+      // Near its end, a use answers from memory and has the entry read again...
+      vi.advanceTimersByTime(defaults.keyCacheMs - 5_000);
+      expect(app.ctx.keys.resolveCached(tenant.secretKey)).not.toBeNull();
+      // ...so that past the first entry's end the key is still in memory.
+      vi.advanceTimersByTime(10_000);
+      await eventually(async () =>
+        app.ctx.keys.resolveCached(tenant.secretKey) !== null ? true : undefined,
+      );
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it("one tenant's revoked signing key or changed settings leave the other tenants' cached tokens and keys", async () => {
+    // With thousands of tenants, one tenant's change must not make every tenant cold.
+    const a = await app.tenant();
+    const b = await app.tenant();
+    const sa = await session(a);
+    const sb = await session(b);
+    await cached(sa.accessToken, a.secretKey);
+    await cached(sb.accessToken, b.secretKey);
+    const kidA = decodeProtectedHeader(sa.accessToken).kid as string;
+    const kidB = decodeProtectedHeader(sb.accessToken).kid as string;
+    const kept = () => ({
+      token: app.ctx.verifiedTokens.get(sb.accessToken) !== undefined,
+      signingKey: app.ctx.signingKeys.cachedVerificationKey(b.tenant.id, kidB) !== null,
+      key: app.ctx.keys.resolveCached(b.secretKey) !== null,
+    });
+    expect(kept()).toEqual({ token: true, signingKey: true, key: true });
+
+    await app.ctx.signingKeys.revoke(a.tenant.id, kidA);
+    expect(await introspect(sa.accessToken, a.secretKey)).toBe(INACTIVE);
+    await app.ctx.bus.publish(`tenant:${a.tenant.id}`);
+    expect(app.ctx.keys.resolveCached(a.secretKey)).toBeNull();
+    expect(kept()).toEqual({ token: true, signingKey: true, key: true });
+    expect(JSON.parse(await introspect(sb.accessToken, b.secretKey)).active).toBe(true);
   });
 });
 

@@ -117,3 +117,109 @@ describe.skipIf(!HAVE_REDIS)('plan counter shared through Redis', () => {
     await Promise.all([one.close(), two.close()]);
   });
 });
+
+describe.skipIf(!HAVE_REDIS)('plan counter with many tenants', () => {
+  let redis: Redis;
+  beforeAll(async () => {
+    redis = new Redis(REDIS_URL);
+    await redis.ping();
+  });
+  afterAll(() => {
+    redis.disconnect();
+  });
+  afterEach(() => {
+    vi.restoreAllMocks();
+    vi.useRealTimers();
+  });
+
+  const minute = [{ name: 'minute', quota: 10_000, seconds: 60 }];
+
+  it("adds every tenant's count to Redis in one call per flush, not one per tenant", async () => {
+    const prefix = `lk:test:${randomUUID()}`;
+    // No timed flush: the test flushes.
+    const counter = new PlanCounter({ redis, keyPrefix: prefix, flushMs: 60_000 });
+    const tenants = Array.from({ length: 200 }, (_, i) => `tenant:${i}`);
+    for (const t of tenants) expect((counter.consume(t, minute) as Decision).allowed).toBe(true);
+    const sent = vi.spyOn(redis, 'sendCommand');
+    await counter.flush();
+    // One script call (a second when Redis does not know the script yet).
+    expect(sent.mock.calls.length).toBeLessThanOrEqual(2);
+    const counts = await redis.mget(tenants.map((t) => `${prefix}:minute:10000:60:${t}`));
+    expect(counts).toEqual(tenants.map(() => '1'));
+    await counter.close();
+  });
+
+  it('adds a count far from the quota within a second, not at every flush', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    const prefix = `lk:test:${randomUUID()}`;
+    const key = `${prefix}:minute:10000:60:tenant`;
+    const counter = new PlanCounter({ redis, keyPrefix: prefix, flushMs: 60_000 });
+    // A window's first count goes at the next flush (the window's end is Redis's).
+    counter.consume('tenant', minute);
+    await counter.flush();
+    expect(await redis.get(key)).toBe('1');
+    counter.consume('tenant', minute);
+    vi.advanceTimersByTime(500);
+    await counter.flush();
+    expect(await redis.get(key)).toBe('1');
+    vi.advanceTimersByTime(500);
+    await counter.flush();
+    expect(await redis.get(key)).toBe('2');
+    // Half a batch (2 % of the quota) held here goes at the next flush.
+    for (let i = 0; i < 100; i++) counter.consume('tenant', minute);
+    await counter.flush();
+    expect(await redis.get(key)).toBe('102');
+    // Closing sends what is left, however little.
+    counter.consume('tenant', minute);
+    await counter.close();
+    expect(await redis.get(key)).toBe('103');
+  });
+
+  it('after an outage, the counts held here go to Redis at the next flush', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    const prefix = `lk:test:${randomUUID()}`;
+    const key = `${prefix}:minute:10000:60:tenant`;
+    let healthy = true;
+    const errors: unknown[] = [];
+    const counter = new PlanCounter({
+      redis,
+      keyPrefix: prefix,
+      flushMs: 60_000,
+      storeHealthy: () => healthy,
+      onStoreError: (e) => errors.push(e),
+    });
+    counter.consume('tenant', minute);
+    await counter.flush();
+    expect(await redis.get(key)).toBe('1');
+    healthy = false;
+    counter.consume('tenant', minute);
+    await counter.flush();
+    expect(errors).toHaveLength(1);
+    healthy = true;
+    vi.advanceTimersByTime(100);
+    await counter.flush();
+    expect(await redis.get(key)).toBe('2');
+    await counter.close();
+  });
+
+  it('two instances that never flush on a timer still admit at most a batch each over the quota', async () => {
+    const prefix = `lk:test:${randomUUID()}`;
+    const one = new PlanCounter({ redis, keyPrefix: prefix, flushMs: 60_000 });
+    const other = new Redis(REDIS_URL);
+    await other.ping();
+    const two = new PlanCounter({ redis: other, keyPrefix: prefix, flushMs: 60_000 });
+    const quota = 10_000;
+    let admitted = 0;
+    for (let i = 0; i < 12_000; i++) {
+      const answer = (i % 2 ? one : two).consume('tenant', [
+        { name: 'minute', quota, seconds: 60 },
+      ]);
+      if ((await answer).allowed) admitted++;
+    }
+    await Promise.all([one.close(), two.close()]);
+    other.disconnect();
+    expect(admitted).toBeGreaterThanOrEqual(quota);
+    expect(admitted).toBeLessThanOrEqual(quota * 1.04);
+    expect(Number(await redis.get(`${prefix}:minute:${quota}:60:tenant`))).toBe(admitted);
+  });
+});

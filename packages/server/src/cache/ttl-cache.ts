@@ -17,13 +17,18 @@ export class TtlCache<V> {
   ) {}
 
   get(key: string): V | undefined {
+    return this.entry(key)?.value;
+  }
+
+  /** The value and when it ends (epoch ms), for a caller that reads it again before then. */
+  entry(key: string): { value: V; expires: number } | undefined {
     const entry = this.#entries.get(key);
     if (!entry) return undefined;
     if (entry.expires <= Date.now()) {
       this.#entries.delete(key);
       return undefined;
     }
-    return entry.value;
+    return entry;
   }
 
   /** `expiresAt` (epoch ms) shortens the entry's life below the cache's TTL. */

@@ -25,8 +25,8 @@ const KEY_CHARS = 32;
  *
  * An entry lives until the token's `exp` or its key's end of publication, whichever comes
  * first, and at most `ttlMs`; the map holds at most `maxEntries` (the oldest goes first).
- * A revoked signing key, or any change the bus reports that it cannot name, empties it;
- * while the bus is down it is not used.
+ * A revoked (or rotated) signing key drops its tenant's tokens, any change the bus reports
+ * that it cannot name empties it; while the bus is down it is not used.
  */
 export class VerifiedTokens<C> {
   readonly #bus: InvalidationBus;
@@ -36,7 +36,13 @@ export class VerifiedTokens<C> {
     this.#bus = bus;
     this.#cache = new TtlCache(options.ttlMs, options.maxEntries);
     bus.onInvalidate((topic) => {
-      if (topic === '*' || topic.startsWith('signing-key:')) this.#cache.clear();
+      if (topic === '*') return this.#cache.clear();
+      // `signing-key:<tenant>/<kid>`: that tenant's tokens go, the other tenants' stay (with
+      // thousands of tenants, one revocation must not send every token back to RSA).
+      if (!topic.startsWith('signing-key:')) return;
+      const tenantId = topic.slice('signing-key:'.length).split('/')[0];
+      if (tenantId) this.#cache.deleteWhere((entry) => entry.tenantId === tenantId);
+      else this.#cache.clear();
     });
   }
 

@@ -164,20 +164,30 @@ export interface KeyCacheBus {
  * Resolves keys on every authenticated request; caches live keys (never misses) while
  * the bus can tell it about revocations and tenant changes, and asks the database otherwise.
  */
+/** A cached key used within this of its entry's end is read again (see #refresh). */
+const REFRESH_BEFORE_MS = defaults.keyCacheMs / 6;
+
 export class KeyResolver {
   readonly #db: Kysely<Schema>;
   readonly #bus: KeyCacheBus;
   readonly #cache = new TtlCache<KeyContext>(defaults.keyCacheMs);
   /** When this process last wrote each key's last_used_at. */
   readonly #touched = new Map<string, number>();
+  /** Hashes of keys being read again before their entry ends. */
+  readonly #refreshing = new Set<string>();
 
   constructor(db: Kysely<Schema>, bus: KeyCacheBus) {
     this.#db = db;
     this.#bus = bus;
-    // Key and tenant changes are rare operator actions: drop everything.
+    // A key's change drops that key, a tenant's its keys: rare for one tenant, but with
+    // thousands of tenants frequent enough that dropping everything kept them all cold.
     bus.onInvalidate((topic) => {
-      if (topic === '*' || topic.startsWith('key:') || topic.startsWith('tenant:'))
-        this.#cache.clear();
+      if (topic === '*') this.#cache.clear();
+      else if (topic.startsWith('key:')) this.#cache.delete(topic.slice('key:'.length));
+      else if (topic.startsWith('tenant:')) {
+        const id = topic.slice('tenant:'.length);
+        this.#cache.deleteWhere((context) => context.tenant.id === id);
+      }
     });
   }
 
@@ -200,8 +210,35 @@ export class KeyResolver {
    */
   resolveCached(presented: string): KeyContext | undefined | null {
     if (!KEY_SHAPE.test(presented)) return undefined;
-    const cached = this.#bus.live ? this.#cache.get(hashKey(presented)) : undefined;
-    return cached ? this.#touch(cached) : null;
+    const hash = hashKey(presented);
+    const cached = this.#bus.live ? this.#cache.entry(hash) : undefined;
+    if (!cached) return null;
+    if (cached.expires - Date.now() < REFRESH_BEFORE_MS) this.#refresh(hash);
+    return this.#touch(cached.value);
+  }
+
+  /**
+   * A key used near the end of its entry is read again meanwhile, so that a busy key never
+   * waits for the database (a thousand keys cached together would end together); the
+   * entry still comes from the database at least every `keyCacheMs`.
+   */
+  #refresh(hash: string): void {
+    if (this.#refreshing.has(hash)) return;
+    this.#refreshing.add(hash);
+    const live = this.#bus.live;
+    const readAt = this.#cache.generation;
+    findLiveKeyByHash(this.#db, hash)
+      .then((found) => {
+        if (!found) this.#cache.delete(hash);
+        else if (live)
+          this.#cache.set(
+            hash,
+            { key: toApiKey(found.key), tenant: toTenant(found.tenant) },
+            readAt,
+          );
+      })
+      .catch(() => {})
+      .finally(() => this.#refreshing.delete(hash));
   }
 
   /** Records use for the key list, without a write on every request. */

@@ -7,18 +7,36 @@ import type { Decision, Window } from './rate-limit.service.js';
  *
  * Each window starts at its first request and lasts `seconds` (as rate-limiter-flexible's
  * windows do). Without Redis the counts live here. With Redis they are shared: far from
- * the quota an instance counts in memory and adds its count to Redis in batches (every
- * `flushMs`, or once it holds `BATCH_SHARE` of the quota); near the quota every request
- * goes to Redis at once. So the instances together admit at most the quota plus what the
- * others counted but had not yet added, at most `BATCH_SHARE` of it each; a quota under
- * `1 / BATCH_SHARE` is always counted in Redis, exactly. If Redis fails, this process
- * goes on counting on its own and `onStoreError` hears of it once per outage.
+ * the quota an instance counts in memory and adds its count to Redis in batches; near the
+ * quota every request goes to Redis at once. So the instances together admit at most the
+ * quota plus what the others counted but had not yet added, at most `BATCH_SHARE` of it
+ * each (an instance that holds more asks Redis first), however seldom the batches go; a
+ * quota under `1 / BATCH_SHARE` is always counted in Redis, exactly. If Redis fails, this
+ * process goes on counting on its own and `onStoreError` hears of it once per outage.
+ *
+ * The batches go every `flushMs`, all of them in one Redis call, but only the windows due:
+ * a window's first count (so that its end is Redis's), one holding half its batch, one
+ * within two batches of its quota, one not heard from Redis for `STALE_MS`, and all of them
+ * after an outage and at close. A window far from its quota is so added about once a
+ * second, not fifty times: with a thousand busy tenants that is thousands of keys a second
+ * fewer (issue 31), and the bound above does not depend on it. What it bounds is how late
+ * Redis, and so the other instances' RateLimit headers, hears of this instance's count.
  *
  * Only admitted requests are counted: a request refused by one window is not counted in
  * any, so a client that retries its 429s (as it is told to) does not spend the minute on
  * refusals, and the RateLimit header of every answer says exactly what is left.
  */
 const BATCH_SHARE = 0.02;
+/** A window far from its quota is added to Redis at least this often (see above). */
+const STALE_MS = 1000;
+/**
+ * Every window held here is looked at this often (for `STALE_MS`); at the other flushes
+ * only those that became pressing as they counted, so that a flush of a thousand tenants'
+ * windows does not walk them all fifty times a second.
+ */
+const SCAN_MS = 250;
+/** Windows added to Redis in one call at most (a call holds Redis for its length). */
+const FLUSH_KEYS = 1000;
 
 interface Slot {
   /** The Redis key: prefix, window and what is counted. */
@@ -32,6 +50,8 @@ interface Slot {
   pending: number;
   /** A Redis call for this slot is under way. */
   busy: boolean;
+  /** Epoch ms of Redis's last answer about this window, 0 before the first. */
+  heardAt: number;
 }
 
 /**
@@ -65,8 +85,24 @@ end
 return out
 `;
 
+/**
+ * Every due window's pending count added at once: INCRBY, the expiry of a new key, and the
+ * time left. Returns [total..., ttl...].
+ */
+const FLUSH = `
+local n = #KEYS
+local out = {}
+for i = 1, n do
+  out[i] = redis.call('INCRBY', KEYS[i], ARGV[i * 2 - 1])
+  redis.call('PEXPIRE', KEYS[i], ARGV[i * 2], 'NX')
+  out[n + i] = redis.call('PTTL', KEYS[i])
+end
+return out
+`;
+
 type ConsumingRedis = Redis & {
   latchkeyPlanConsume(keys: number, ...args: (string | number)[]): Promise<number[]>;
+  latchkeyPlanFlush(keys: number, ...args: (string | number)[]): Promise<number[]>;
 };
 
 export interface PlanCounterOptions {
@@ -107,7 +143,10 @@ export class PlanCounter {
   readonly #slots = new Map<string, Slot>();
   /** Slots holding counts not yet added to Redis: what a flush looks at. */
   readonly #unsent = new Set<Slot>();
+  /** Of those, the ones that became pressing (see #pressing) as they counted. */
+  readonly #urgent = new Set<Slot>();
   #sweptAt = Date.now();
+  #scannedAt = 0;
   readonly #redis: Redis | undefined;
   readonly #prefix: string;
   readonly #onStoreError: (error: unknown) => void;
@@ -118,6 +157,7 @@ export class PlanCounter {
   constructor(options: PlanCounterOptions) {
     this.#redis = options.redis;
     this.#redis?.defineCommand('latchkeyPlanConsume', { lua: CONSUME });
+    this.#redis?.defineCommand('latchkeyPlanFlush', { lua: FLUSH });
     this.#prefix = options.keyPrefix;
     this.#onStoreError = options.onStoreError ?? (() => {});
     this.#storeHealthy = options.storeHealthy ?? (() => true);
@@ -130,7 +170,15 @@ export class PlanCounter {
     const id = `${this.#prefix}:${windowId(window)}:${key}`;
     let slot = this.#slots.get(id);
     if (!slot || slot.end <= now) {
-      slot = { id, window, end: now + window.seconds * 1000, known: 0, pending: 0, busy: false };
+      slot = {
+        id,
+        window,
+        end: now + window.seconds * 1000,
+        known: 0,
+        pending: 0,
+        busy: false,
+        heardAt: 0,
+      };
       this.#slots.set(id, slot);
     }
     return slot;
@@ -176,7 +224,10 @@ export class PlanCounter {
         const slot = slots[i] as Slot;
         slot.pending++;
         (counts[i] as number)++;
-        if (this.#redis) this.#unsent.add(slot);
+        if (this.#redis) {
+          this.#unsent.add(slot);
+          if (this.#pressing(slot)) this.#urgent.add(slot);
+        }
       }
     }
     return this.#decide(windows, slots, counts, fits, now);
@@ -196,11 +247,13 @@ export class PlanCounter {
       const out = await redis.latchkeyPlanConsume(slots.length, ...args);
       const n = slots.length;
       const fits = Number(out[0]) === 1;
+      const now = Date.now();
       const counts = slots.map((slot, i) => {
         // Answers come back in order on one connection: the last one is the newest total.
         slot.known = Number(out[i + 1]);
+        slot.heardAt = now;
         const ttl = Number(out[n + i + 1]);
-        if (ttl > 0) slot.end = Date.now() + ttl;
+        if (ttl > 0) slot.end = now + ttl;
         return slot.known;
       });
       this.#storeFailing = false;
@@ -218,34 +271,54 @@ export class PlanCounter {
     }
   }
 
-  /** Adds this slot's pending count to Redis (requests already admitted here). */
-  async #send(slot: Slot): Promise<void> {
-    const { id, window } = slot;
-    const redis = this.#redis;
-    const count = slot.pending;
-    if (!redis || count === 0) return;
-    slot.pending = 0;
-    slot.busy = true;
+  /** Adds these slots' pending counts to Redis (requests already admitted here), at once. */
+  async #send(slots: Slot[]): Promise<void> {
+    const redis = this.#redis as ConsumingRedis;
+    const n = slots.length;
+    const counts = slots.map((slot) => slot.pending);
+    const args: (string | number)[] = slots.map((slot) => slot.id);
+    for (const slot of slots) {
+      args.push(slot.pending, slot.window.seconds * 1000);
+      slot.pending = 0;
+      slot.busy = true;
+    }
     try {
-      const results = await redis
-        .multi()
-        .incrby(id, count)
-        .pexpire(id, window.seconds * 1000, 'NX')
-        .pttl(id)
-        .exec();
-      const total = Number(results?.[0]?.[1]);
-      const ttl = Number(results?.[2]?.[1]);
-      if (!Number.isFinite(total)) throw results?.[0]?.[0] ?? new Error('no answer from Redis');
-      slot.known = total;
-      if (ttl > 0) slot.end = Date.now() + ttl;
+      const out = await redis.latchkeyPlanFlush(n, ...args);
+      const now = Date.now();
+      for (let i = 0; i < n; i++) {
+        const slot = slots[i] as Slot;
+        const total = Number(out[i]);
+        if (!Number.isFinite(total)) throw new Error('no answer from Redis');
+        slot.known = total;
+        slot.heardAt = now;
+        const ttl = Number(out[n + i]);
+        if (ttl > 0) slot.end = now + ttl;
+      }
       this.#storeFailing = false;
     } catch (error) {
-      slot.pending += count;
-      this.#unsent.add(slot);
+      slots.forEach((slot, i) => {
+        slot.pending += counts[i] as number;
+        if (slot.pending > 0) this.#unsent.add(slot);
+      });
       this.#failing(error);
     } finally {
-      slot.busy = false;
+      for (const slot of slots) slot.busy = false;
     }
+  }
+
+  /**
+   * Is this window's count to go to Redis at the next flush, however recently it went?
+   * (See the class comment; the others go once `STALE_MS` old.)
+   */
+  #pressing(slot: Slot): boolean {
+    const quota = slot.window.quota;
+    const batch = Math.floor(quota * BATCH_SHARE);
+    return (
+      slot.heardAt === 0 ||
+      batch < 1 ||
+      slot.pending * 2 >= batch ||
+      slot.known + slot.pending + 2 * batch > quota
+    );
   }
 
   /**
@@ -278,33 +351,50 @@ export class PlanCounter {
     };
   }
 
-  /** Sends every pending count to Redis; drops windows that have ended. */
-  async flush(): Promise<void> {
+  /** Sends the pending counts that are due to Redis; drops windows that have ended. */
+  flush(): Promise<void> {
+    return this.#flush(false);
+  }
+
+  async #flush(all: boolean): Promise<void> {
     const now = Date.now();
     if (now - this.#sweptAt >= SWEEP_MS) {
       this.#sweptAt = now;
       for (const [id, slot] of this.#slots) if (slot.end <= now) this.#slots.delete(id);
       // An ended window's counts are never sent (also while Redis is down): they go too.
       for (const slot of this.#unsent) if (slot.end <= now) this.#unsent.delete(slot);
+      for (const slot of this.#urgent) if (slot.end <= now) this.#urgent.delete(slot);
     }
     if (this.#unsent.size === 0 || this.#redis?.status !== 'ready' || !this.#storeHealthy()) return;
-    const sends: Promise<void>[] = [];
-    for (const slot of this.#unsent) {
+    // After an outage every count held here goes: the first answer ends the outage.
+    const every = all || this.#storeFailing;
+    const scan = every || now - this.#scannedAt >= SCAN_MS;
+    if (scan) this.#scannedAt = now;
+    const due: Slot[] = [];
+    for (const slot of scan ? this.#unsent : this.#urgent) {
       if (slot.busy) continue;
-      this.#unsent.delete(slot);
-      if (slot.end > now && slot.pending > 0) sends.push(this.#send(slot));
+      this.#urgent.delete(slot);
+      if (!this.#unsent.has(slot)) continue;
+      if (slot.end <= now || slot.pending === 0) this.#unsent.delete(slot);
+      else if (every || this.#pressing(slot) || now - slot.heardAt >= STALE_MS) {
+        this.#unsent.delete(slot);
+        due.push(slot);
+      }
     }
+    const sends: Promise<void>[] = [];
+    for (let i = 0; i < due.length; i += FLUSH_KEYS)
+      sends.push(this.#send(due.slice(i, i + FLUSH_KEYS)));
     await Promise.all(sends);
   }
 
   /** Windows held in memory (counting, or holding counts not yet sent): for tests. */
   get held(): number {
-    return new Set([...this.#slots.values(), ...this.#unsent]).size;
+    return new Set([...this.#slots.values(), ...this.#unsent, ...this.#urgent]).size;
   }
 
   /** Sends what is pending and stops the timer. */
   async close(): Promise<void> {
     clearInterval(this.#timer);
-    await this.flush();
+    await this.#flush(true);
   }
 }

@@ -80,9 +80,15 @@ export class SigningKeys {
     this.#box = box;
     this.#bus = bus;
     bus?.onInvalidate((topic) => {
-      if (topic === '*' || topic.startsWith('signing-key:')) {
+      if (topic === '*') {
         this.#public.clear();
         this.#active.clear();
+      } else if (topic.startsWith('signing-key:')) {
+        // `signing-key:<tenant>/<kid>` (a rotation or revocation): that key and that tenant's
+        // signing key only, so other tenants stay warm.
+        const named = topic.slice('signing-key:'.length);
+        this.#public.delete(named);
+        this.#active.delete(named.split('/', 1)[0] as string);
       }
     });
   }
