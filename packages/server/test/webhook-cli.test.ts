@@ -311,5 +311,5 @@ describe.each(DIALECTS)('latchkey webhook on %s', (dialect) => {
       ['webhook', 'delete', '--tenant', production, '--id', some.id],
       /No webhook endpoint/,
     );
-  });
+  }, 90_000); // about twenty CLI processes: 16 s on a quiet machine
 });

@@ -246,6 +246,12 @@ export class KeyResolver {
     const now = Date.now();
     const id = context.key.id;
     if (now - (this.#touched.get(id) ?? 0) >= 60_000) {
+      // Bounded as the caches are: past 10,000 keys, those written over a minute ago go (and
+      // if none is, all: at worst a key's use is written again within the minute).
+      if (this.#touched.size >= 10_000) {
+        for (const [key, at] of this.#touched) if (now - at >= 60_000) this.#touched.delete(key);
+        if (this.#touched.size >= 10_000) this.#touched.clear();
+      }
       this.#touched.set(id, now);
       void this.#db
         .updateTable('api_keys')
