@@ -55,6 +55,11 @@ async function stopChild(child) {
   clearTimeout(kill);
 }
 
+// Whatever ends this process (an uncaught error in the load generator too), no server stays.
+process.on('exit', () => {
+  for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
+});
+
 const deadline = setTimeout(async () => {
   console.error(`bench: still running after ${DEADLINE_MS / 1000} s; giving up`);
   await Promise.all([...children].map(stopChild));
