@@ -8,8 +8,7 @@ import {
 import type { Decision } from '../modules/rate-limit/index.js';
 import { rateLimitHeaderList } from '../modules/rate-limit/index.js';
 import type { AppContext } from './context.js';
-import { admit, type FastPath, readBody, smallJsonBody } from './fast-path.js';
-import { hasNul } from './json-body.js';
+import { admit, type FastPath, jsonObject, readBody, smallJsonBody } from './fast-path.js';
 
 /**
  * Introspection without the framework, for the requests that make up nearly all of its
@@ -49,15 +48,8 @@ type Held = [ServerResponse, Decision, Introspection, number];
 
 /** `{"token": "…"}` with an optional short `token_type_hint`, nothing else; else undefined. */
 function tokenOf(text: string): string | undefined {
-  // The JSON parser refuses NUL in any form; leave such bodies to it.
-  if (hasNul(text)) return undefined;
-  let body: unknown;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) return undefined;
+  const body = jsonObject(text);
+  if (!body) return undefined;
   let token: string | undefined;
   for (const [name, value] of Object.entries(body)) {
     if (name === 'token' && typeof value === 'string') token = value;

@@ -2,8 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { defaults } from '../config/defaults.js';
 import { rateLimitHeaderList } from '../modules/rate-limit/index.js';
 import type { RefreshBatch } from '../modules/sessions/index.js';
-import { admit, type FastPath, readBody, smallJsonBody } from './fast-path.js';
-import { hasNul } from './json-body.js';
+import { admit, type FastPath, jsonObject, readBody, smallJsonBody } from './fast-path.js';
 
 export const REFRESH_PATH = '/v1/auth/token';
 const ROUTE_SCOPE = 'sessions:write';
@@ -12,18 +11,9 @@ const MAX_BODY = defaults.fields.tokenMaxLength + 64;
 
 /** `{"refreshToken": "…"}` within the route's bounds, nothing else; else undefined. */
 function refreshTokenOf(text: string): string | undefined {
-  // The JSON parser refuses NUL in any form; leave such bodies to it.
-  if (hasNul(text)) return undefined;
-  let body: unknown;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) return undefined;
-  const keys = Object.keys(body);
-  const token = (body as { refreshToken?: unknown }).refreshToken;
-  if (keys.length !== 1 || typeof token !== 'string') return undefined;
+  const body = jsonObject(text);
+  const token = body?.refreshToken;
+  if (!body || Object.keys(body).length !== 1 || typeof token !== 'string') return undefined;
   return token.length >= 1 && token.length <= defaults.fields.tokenMaxLength ? token : undefined;
 }
 

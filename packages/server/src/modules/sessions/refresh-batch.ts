@@ -167,8 +167,7 @@ export class SqliteRefreshBatch extends RefreshBatch {
         if (!token || token.tenant_id !== tenant.id || token.used_at !== null) return undefined;
         const session = s.session.get(token.session_id) as SessionRow | undefined;
         if (
-          !session ||
-          session.channel !== 'server' ||
+          session?.channel !== 'server' ||
           session.revoked_at !== null ||
           session.expires_at <= now ||
           token.expires_at <= now
