@@ -188,7 +188,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       : app.log.warn('Redis does not answer; counting rate limits in memory, caches off'),
   );
 
-  const metrics = createMetrics();
+  const metrics = createMetrics({ enabled: config.metricsToken !== undefined });
   const cacheHits = metrics.sessionCache.labels({ result: 'hit' });
   const cacheMisses = metrics.sessionCache.labels({ result: 'miss' });
   // Caches are used only where every writer's changes are heard: through Redis pub/sub, or
@@ -207,7 +207,9 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     signingKeys,
     bus,
     authUrl: config.publicUrl,
-    onCacheLookup: (hit) => (hit ? cacheHits : cacheMisses).inc(),
+    ...(metrics.enabled
+      ? { onCacheLookup: (hit: boolean) => (hit ? cacheHits : cacheMisses).inc() }
+      : {}),
   });
   const ctx: AppContext = {
     config,
