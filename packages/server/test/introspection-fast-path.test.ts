@@ -9,6 +9,7 @@ import { type AddressInfo, connect, type Socket } from 'node:net';
 import { decodeJwt } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { introspectionFastPath } from '../src/http/introspection-fast-path.js';
+import { createKey, revokeKey } from '../src/modules/keys/index.js';
 import type { DialectName } from '../src/storage/index.js';
 import {
   type Body,
@@ -258,8 +259,8 @@ describe.each(MODES)('introspection fast path on $name', ({ dialect, env }) => {
   });
 
   /** One raw HTTP/1.1 introspection request with the tenant's secret key. */
-  const requestOf = (body: string, type = 'application/json') =>
-    `POST ${PATH} HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${t.secretKey}\r\ncontent-type: ${type}\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+  const requestOf = (body: string, type = 'application/json', secret = t.secretKey) =>
+    `POST ${PATH} HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${secret}\r\ncontent-type: ${type}\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
 
   it('keeps the answers of pipelined requests in order, whichever path answers them', async () => {
     await postJson(app, PATH, t.secretKey, { token });
@@ -297,7 +298,7 @@ describe.each(MODES)('introspection fast path on $name', ({ dialect, env }) => {
   });
 
   /** Writes one request and resolves with its whole answer ('' if the connection ends first). */
-  function exchange(socket: Socket, body: string): Promise<string> {
+  function exchange(socket: Socket, body: string, secret = t.secretKey): Promise<string> {
     return new Promise((resolve) => {
       let received = '';
       const done = (answer: string) => {
@@ -314,9 +315,41 @@ describe.each(MODES)('introspection fast path on $name', ({ dialect, env }) => {
       const onClose = () => done('');
       socket.on('data', onData);
       socket.on('close', onClose);
-      socket.write(requestOf(body));
+      socket.write(requestOf(body, 'application/json', secret));
     });
   }
+
+  it('takes each request on a keep-alive connection by its own key, and a key revoked meanwhile no more', async () => {
+    // The hash of a connection's last key is kept with the connection (keys.service.ts):
+    // a client that changes keys, or whose key is revoked, must never be answered as before.
+    const { key, plaintext } = await createKey(app.ctx.database.db, t.tenant.id, {
+      kind: 'secret',
+    });
+    const socket = await new Promise<Socket>((resolve, reject) => {
+      const s = connect(Number(new URL(app.url).port), '127.0.0.1', () => resolve(s));
+      s.once('error', reject);
+    });
+    const ask = async (secret: string) => {
+      const answer = await exchange(socket, JSON.stringify({ token }), secret);
+      const status = Number(answer.slice(9, 12));
+      return status === 200 ? bodyOf(answer).active : status;
+    };
+    try {
+      const answers = [];
+      for (const secret of [plaintext, plaintext, other.secretKey, `sk_test_${'A'.repeat(43)}`])
+        answers.push(await ask(secret));
+      answers.push(await ask('sk_test_short'), await ask(plaintext), await ask(t.secretKey));
+      // Its own tenant's token is active; for another tenant's key it is foreign (inactive);
+      // a well-formed key nobody holds and a malformed one are refused.
+      expect(answers).toEqual([true, true, false, 401, 401, true, true]);
+      await ask(plaintext);
+      await revokeKey({ db: app.ctx.database.db, bus: app.ctx.bus }, t.tenant.id, key.id);
+      expect(await ask(plaintext)).toBe(401);
+      expect(await ask(t.secretKey)).toBe(true);
+    } finally {
+      socket.destroy();
+    }
+  });
 
   /**
    * One request on each of `bodies.length` connections, all written in the same tick, so
