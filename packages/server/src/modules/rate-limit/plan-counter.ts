@@ -141,6 +141,12 @@ const SWEEP_MS = 1000;
 
 export class PlanCounter {
   readonly #slots = new Map<string, Slot>();
+  /**
+   * Each key's slots as its last request found them, so that a busy key's next request
+   * finds them without building a slot id per window (two strings and two hashes a request).
+   * Valid while every slot is (a slot is only replaced or dropped once it has ended).
+   */
+  readonly #byKey = new Map<string, { windows: readonly Window[]; slots: Slot[] }>();
   /** Slots holding counts not yet added to Redis: what a flush looks at. */
   readonly #unsent = new Set<Slot>();
   /** Of those, the ones that became pressing (see #pressing) as they counted. */
@@ -184,6 +190,14 @@ export class PlanCounter {
     return slot;
   }
 
+  #slotsOf(key: string, windows: readonly Window[], now: number): Slot[] {
+    const held = this.#byKey.get(key);
+    if (held?.windows === windows && held.slots.every((slot) => slot.end > now)) return held.slots;
+    const slots = windows.map((w) => this.#slot(key, w, now));
+    this.#byKey.set(key, { windows, slots });
+    return slots;
+  }
+
   /** May this slot count here, without asking Redis? */
   #local(slot: Slot): boolean {
     if (!this.#redis) return true;
@@ -210,7 +224,7 @@ export class PlanCounter {
    */
   consume(key: string, windows: readonly Window[]): Decision | Promise<Decision> {
     const now = Date.now();
-    const slots = windows.map((w) => this.#slot(key, w, now));
+    const slots = this.#slotsOf(key, windows, now);
     if (slots.every((slot) => this.#local(slot))) return this.#admitHere(windows, slots, now);
     return this.#exact(windows, slots);
   }
@@ -361,6 +375,8 @@ export class PlanCounter {
     if (now - this.#sweptAt >= SWEEP_MS) {
       this.#sweptAt = now;
       for (const [id, slot] of this.#slots) if (slot.end <= now) this.#slots.delete(id);
+      for (const [key, held] of this.#byKey)
+        if (held.slots.some((slot) => slot.end <= now)) this.#byKey.delete(key);
       // An ended window's counts are never sent (also while Redis is down): they go too.
       for (const slot of this.#unsent) if (slot.end <= now) this.#unsent.delete(slot);
       for (const slot of this.#urgent) if (slot.end <= now) this.#urgent.delete(slot);
