@@ -3,7 +3,7 @@
  * answer stays exact: a revoked session, a disabled or deleted user, a revoked signing key
  * and an expired token answer inactive on the very next request, cached or not.
  */
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { decodeProtectedHeader, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { announce, localBus } from '../src/cache/invalidation.js';
@@ -257,6 +257,41 @@ describe('cache bounds', () => {
     // The newest stay, the oldest went first.
     expect(cache.get('token-99999')?.claims.n).toBe(99_999);
     expect(cache.get('token-0')).toBeUndefined();
+  });
+
+  it('a token verified once is kept only when verified again', () => {
+    const cache = new VerifiedTokens<{ n: number }>(localBus({ cache: true }), {
+      ttlMs: 60_000,
+      maxEntries: 10,
+    });
+    const far = Date.now() + 60_000;
+    const token = `header.payload.${'s'.repeat(330)}AbC-_123`;
+    cache.keep(token, { tenantId: 't', claims: { n: 1 } }, cache.generation, far);
+    expect(cache.get(token)).toBeUndefined();
+    expect(cache.size).toBe(0);
+    cache.keep(token, { tenantId: 't', claims: { n: 1 } }, cache.generation, far);
+    expect(cache.get(token)?.claims.n).toBe(1);
+  });
+
+  it('100,000 tokens verified once each push no kept token out, and keep nothing', () => {
+    const cache = new VerifiedTokens<{ n: number }>(localBus({ cache: true }), {
+      ttlMs: 60_000,
+      maxEntries: 1000,
+    });
+    const far = Date.now() + 60_000;
+    // Signature-like tails made from their number: the same every run (a token whose mark
+    // happened to match one already marked would be kept a verification early).
+    const tokenOf = (n: number) =>
+      `header.payload.${createHash('sha512').update(String(n)).digest('base64url')}`;
+    const inUse = Array.from({ length: 10 }, (_, n) => tokenOf(-1 - n));
+    for (const token of [...inUse, ...inUse])
+      cache.keep(token, { tenantId: 't', claims: { n: 0 } }, cache.generation, far);
+    for (let n = 0; n < 100_000; n++) {
+      const once = tokenOf(n);
+      cache.keep(once, { tenantId: 't', claims: { n } }, cache.generation, far);
+    }
+    expect(cache.size).toBe(inUse.length);
+    expect(inUse.every((token) => cache.get(token) !== undefined)).toBe(true);
   });
 
   it('the verified-token cache answers only for the exact token kept, not one with its tail', () => {

@@ -235,10 +235,12 @@ describe.each(MODES)('tracing on, $name', ({ dialect, env, system, redis }) => {
         traceparent: `00-${caller}-b7ad6b7169203331-01`,
       });
       expect((await json(answer)).active).toBe(true);
-      // Warm: the fast path answers from its caches, traced all the same.
-      expect(
-        (await json(await introspect(app, tenant.secretKey, session.accessToken))).active,
-      ).toBe(true);
+      // Warm: the fast path answers from its caches, traced all the same (a token is
+      // kept from its second verification on: the third use is the first from memory).
+      for (let i = 0; i < 2; i++)
+        expect(
+          (await json(await introspect(app, tenant.secretKey, session.accessToken))).active,
+        ).toBe(true);
       const bad = await postJson(app, '/v1/auth/sign-in', tenant.secretKey, { email: 'x' });
       expect(bad.status).toBe(422);
       expect(receiver.spans).toEqual([]);
@@ -297,7 +299,9 @@ describe.each(MODES)('tracing on, $name', ({ dialect, env, system, redis }) => {
     expect(cold.attributes['http.response.status_code']).toBe(200);
     expect(cold.attributes['http.route']).toBe('/api/auth/introspect');
     expect(receiver.within(cold).map((s) => s.name)).toContain('jwt verify');
-    const warm = receiver.request('POST /api/auth/introspect', 1);
+    const again = receiver.request('POST /api/auth/introspect', 1);
+    expect(receiver.within(again).map((s) => s.name)).toContain('jwt verify');
+    const warm = receiver.request('POST /api/auth/introspect', 2);
     expect(warm.traceId).not.toBe(caller);
     expect(receiver.within(warm).map((s) => s.name)).not.toContain('jwt verify');
 

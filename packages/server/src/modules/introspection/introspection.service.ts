@@ -135,7 +135,8 @@ function sized(token: string): boolean {
 /**
  * Steps 2 to 4 for a token not seen before (or forgotten): a well-formed token of this
  * tenant, signed by one of its live keys, within its lifetime. One that passes is kept in
- * `verifiedTokens` (which forgets it at `exp`, and everything when a signing key is revoked).
+ * `verifiedTokens` from its second verification on (VerifiedTokens.keep says why), which
+ * forgets it at `exp`, and everything when a signing key is revoked.
  * Answered without an await when the tenant's key is in memory.
  */
 function verifiedClaims(
@@ -179,7 +180,7 @@ function checkedClaims(
   if (!claims || claims.tid !== tenant.id) return undefined;
   if (claims.iat > now / 1000 + SKEW_SECONDS) return undefined;
   // exp is in whole seconds: the token is active while now < exp * 1000, as checked above.
-  deps.verifiedTokens?.set(
+  deps.verifiedTokens?.keep(
     token,
     { tenantId: tenant.id, claims },
     readAt,

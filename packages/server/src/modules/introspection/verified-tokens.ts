@@ -14,6 +14,18 @@ export interface VerifiedToken<C> {
 const KEY_CHARS = 32;
 
 /**
+ * A number made of a token's last characters (its signature's): how a token verified once
+ * is remembered without keeping it (a small integer: no allocation). Another token with the
+ * same number only gets kept a verification early.
+ */
+function markOf(token: string): number {
+  let mark = 0;
+  for (let i = Math.max(0, token.length - 8); i < token.length; i++)
+    mark = (Math.imul(mark, 31) + token.charCodeAt(i)) | 0;
+  return mark & 0x3fffffff;
+}
+
+/**
  * Tokens whose signature and claims passed, so that a token seen again skips RSA. An entry
  * answers only for the exact token it was verified as (never a part of it: a cached signature
  * must not vouch for another payload). It is found by the last 32 characters of the token,
@@ -31,10 +43,14 @@ const KEY_CHARS = 32;
 export class VerifiedTokens<C> {
   readonly #bus: InvalidationBus;
   readonly #cache: TtlCache<VerifiedToken<C> & { token: string }>;
+  /** Tokens verified once and not kept (see `keep`), by `markOf`; at most `maxEntries`. */
+  readonly #once = new Set<number>();
+  readonly #onceMax: number;
 
   constructor(bus: InvalidationBus, options: { ttlMs: number; maxEntries: number }) {
     this.#bus = bus;
     this.#cache = new TtlCache(options.ttlMs, options.maxEntries);
+    this.#onceMax = options.maxEntries;
     bus.onInvalidate((topic) => {
       if (topic === '*') return this.#cache.clear();
       // `signing-key:<tenant>/<kid>`: that tenant's tokens go, the other tenants' stay (with
@@ -60,6 +76,24 @@ export class VerifiedTokens<C> {
     if (!this.#bus.live) return undefined;
     const entry = this.#cache.get(token.slice(-KEY_CHARS));
     return entry?.token === token ? entry : undefined;
+  }
+
+  /**
+   * A token just verified is kept from its second verification on: the first only marks it.
+   * A token asked about once (a service that checks each token once, a scan of stolen or
+   * forged ones, a burst of new sign-ins) then costs no entry: it neither pushes the tokens
+   * in use out of the cache nor lives on in memory, where keeping it (1 KB and its claims)
+   * and dropping it later cost the garbage collector more than its verification costs again.
+   * A token in use is verified twice instead of once in its life, then answered from memory.
+   */
+  keep(token: string, entry: VerifiedToken<C>, readAt: number, expiresAt: number): void {
+    const mark = markOf(token);
+    if (this.#once.delete(mark)) {
+      this.set(token, entry, readAt, expiresAt);
+      return;
+    }
+    if (this.#once.size >= this.#onceMax) this.#once.clear();
+    this.#once.add(mark);
   }
 
   /** `expiresAt`: epoch ms when the token stops being valid (exp, or its key's end). */
