@@ -1,11 +1,12 @@
 // Introspection throughput: POST /api/auth/introspect on the real server, beside a bare
-// node:http JSON endpoint measured in the same run on the same machine (the ratio is what
-// to compare across machines), and its p99 latency at half of that peak. Runs on SQLite,
+// node:http JSON endpoint measured in the same round on the same core (the ratio is what
+// to compare across machines; the median of the rounds' ratios is judged), and its exact
+// p99.9 latency at half of that peak beside the bare endpoint's at the same rate. Runs on SQLite,
 // and on PostgreSQL + Redis (one instance) when reachable. Then cold introspection (every
 // token new, so every one costs an RS256 verification) beside the ceiling of any server that
 // verifies: the bare endpoint plus one node:crypto RS256 verify, driven the same way.
 // Run with `npm run bench` (or `node bench/introspect.mjs` after `npm run build`).
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -30,9 +31,21 @@ const TOKENS = 200;
 /** New tokens per cold run, minted by refresh chains on the first COLD_CHAINS sessions. */
 const COLD = 10_000;
 const COLD_CHAINS = 50;
+/**
+ * Rounds, each measuring the bare endpoint and Latchkey one after the other: every figure is
+ * the median of its rounds' ratios (a noisy machine moves both of one round alike).
+ */
+const ROUNDS = Number(process.env.BENCH_INTROSPECT_ROUNDS ?? 3);
 const PG_URL = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const SECRET = randomBytes(32).toString('base64url');
+/** The goal of issue 31: exact p99.9 at half of the warm peak, in ms. */
+const P999_GOAL_MS = 5;
+// Servers on CPU 0, this process (the load generator) on CPU 1, as the issue's goals are set.
+const PINNED =
+  os.availableParallelism() >= 2 &&
+  spawnSync('taskset', ['-a', '-pc', '1', String(process.pid)]).status === 0;
+if (!PINNED) console.log('notice: taskset unavailable or one core: server and load are not pinned');
 const children = new Set();
 const tmp = mkdtempSync(join(os.tmpdir(), 'latchkey-bench-introspect-'));
 
@@ -84,7 +97,10 @@ async function waitFor(url) {
 }
 
 function start(args, env) {
-  const child = spawn(process.execPath, args, {
+  const [command, ...rest] = PINNED
+    ? ['taskset', '-c', '0', process.execPath, ...args]
+    : [process.execPath, ...args];
+  const child = spawn(command, rest, {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
@@ -99,21 +115,37 @@ function cycle(url, bodies, headers, duration, extra = {}) {
   return autocannon({ url: origin, connections: CONNECTIONS, duration, requests, ...extra });
 }
 
-async function load(url, bodies, headers) {
-  const run = (duration, extra) => cycle(url, bodies, headers, duration, extra);
-  await run(WARMUP_S);
-  const r = await run(LOAD_S);
-  // The same requests at half of the peak just measured: latency when not saturated.
-  const half = await run(LOAD_S, { overallRate: Math.max(1, Math.round(r.requests.average / 2)) });
-  return {
-    rps: r.requests.average,
-    p50: r.latency.p50,
-    p99: r.latency.p99,
-    halfRate: Math.round(r.requests.average / 2),
-    halfP99: half.latency.p99,
-    non2xx: r.non2xx + half.non2xx,
-    errors: r.errors + half.errors,
-  };
+/**
+ * The requests at a fixed rate, with every answer's own time (float ms, as the performance
+ * bar's driver takes them: no coordinated-omission correction): exact percentiles.
+ */
+async function atRate(url, bodies, headers, rate) {
+  const times = [];
+  const instance = cycle(url, bodies, headers, LOAD_S, { overallRate: rate });
+  instance.on('response', (_client, status, _bytes, ms) => {
+    if (status >= 200 && status < 300) times.push(ms);
+  });
+  const r = await instance;
+  times.sort((a, b) => a - b);
+  const at = (q) => times[Math.min(times.length - 1, Math.floor(q * times.length))] ?? Number.NaN;
+  return { p99: at(0.99), p999: at(0.999), non2xx: r.non2xx, errors: r.errors };
+}
+
+const median = (values) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor((sorted.length - 1) / 2)];
+};
+
+/** Runs `measure` against the bare endpoint (with `env`), started for it and stopped after. */
+async function withBare(env, measure) {
+  const port = await freePort();
+  const child = start(['-e', BASELINE], { PORT: String(port), ...env });
+  await sleep(300);
+  try {
+    return await measure(`http://127.0.0.1:${port}/`);
+  } finally {
+    child.kill();
+  }
 }
 
 /**
@@ -228,31 +260,84 @@ async function scenario(name, env) {
     if (!(await post('/api/auth/introspect', { token })).active)
       throw new Error('token not active');
   const warm = tokens.map((token) => JSON.stringify({ token }));
-  const result = await load(`${url}/api/auth/introspect`, warm, headers);
+  const introspectUrl = `${url}/api/auth/introspect`;
+  // The bare endpoint reads token-sized bodies, as many, with the same headers.
+  const bareBodies = warm.map((_, i) => JSON.stringify({ token: `${i}`.padEnd(900, 'x') }));
+  const warmRounds = [];
+  for (let round = 1; round <= ROUNDS; round++) {
+    const bare = await withBare({}, async (bareUrl) => {
+      await cycle(bareUrl, bareBodies, headers, WARMUP_S);
+      return (await cycle(bareUrl, bareBodies, headers, LOAD_S)).requests.average;
+    });
+    await cycle(introspectUrl, warm, headers, WARMUP_S);
+    const peak = await cycle(introspectUrl, warm, headers, LOAD_S);
+    // The same requests at half of that peak: latency when not saturated; and its floor,
+    // the bare endpoint at the same rate. No node:http server answers faster than that.
+    const halfRate = Math.max(1, Math.round(peak.requests.average / 2));
+    const half = await atRate(introspectUrl, warm, headers, halfRate);
+    const bareHalf = await withBare({}, async (bareUrl) => {
+      await cycle(bareUrl, bareBodies, headers, WARMUP_S);
+      return atRate(bareUrl, bareBodies, headers, halfRate);
+    });
+    const r = {
+      bare,
+      rps: peak.requests.average,
+      halfRate,
+      halfP99: half.p99,
+      halfP999: half.p999,
+      bareHalfP999: bareHalf.p999,
+      faults: peak.non2xx + peak.errors + half.non2xx + half.errors,
+    };
+    warmRounds.push(r);
+    console.log(
+      `  ${name} round ${round}: warm ${r.rps.toFixed(0)} req/s, bare ${bare.toFixed(0)} (${(r.rps / bare).toFixed(2)}); at ${halfRate} req/s p99.9 ${r.halfP999.toFixed(2)} ms, bare ${r.bareHalfP999.toFixed(2)} ms`,
+    );
+  }
+  if (warmRounds.some((r) => r.faults > 0)) throw new Error('warm answers that were not 200');
   if (!(await post('/api/auth/introspect', { token: tokens[0] })).active)
     throw new Error('token not active after the load');
 
-  // Cold: the ceiling first, then the same new tokens, never seen by Latchkey, once each.
-  const cold = (await mint(post, refreshTokens, COLD + 2 * CONNECTIONS)).map((token) =>
-    JSON.stringify({ token }),
-  );
+  // Cold: each round new tokens, never seen by Latchkey, once each; beside them the ceiling
+  // (warmed as Latchkey was, by the warm tokens, every one verified there each time).
+  const minted = await mint(post, refreshTokens, ROUNDS * (COLD + 2 * CONNECTIONS));
   const { kid } = JSON.parse(Buffer.from(tokens[0].split('.')[0], 'base64url').toString());
   const jwks = await (await fetch(`${url}/t/${created.tenant.id}/.well-known/jwks.json`)).json();
   const jwk = jwks.keys?.find((k) => k.kid === kid);
   if (!jwk) throw new Error(`the tenant's JWKS has no key ${kid}`);
-  const ceilingPort = await freePort();
-  const ceiling = start(['-e', BASELINE], { PORT: String(ceilingPort), JWK: JSON.stringify(jwk) });
-  await sleep(300);
-  const ceilingUrl = `http://127.0.0.1:${ceilingPort}/`;
-  // Warmed as Latchkey was, by the warm tokens (every one verified here each time).
-  await cycle(ceilingUrl, warm, headers, WARMUP_S);
-  const bareVerify = await once(ceilingUrl, cold, headers, COLD);
-  ceiling.kill();
-  const coldResult = await once(`${url}/api/auth/introspect`, cold, headers, COLD);
+  const coldRounds = [];
+  for (let round = 0; round < ROUNDS; round++) {
+    const size = COLD + 2 * CONNECTIONS;
+    const cold = minted
+      .slice(round * size, (round + 1) * size)
+      .map((token) => JSON.stringify({ token }));
+    const ceiling = await withBare({ JWK: JSON.stringify(jwk) }, async (ceilingUrl) => {
+      await cycle(ceilingUrl, warm, headers, WARMUP_S);
+      return (await once(ceilingUrl, cold, headers, COLD)).rps;
+    });
+    const rps = (await once(introspectUrl, cold, headers, COLD)).rps;
+    coldRounds.push({ rps, ceiling });
+    console.log(
+      `  ${name} round ${round + 1}: cold ${rps.toFixed(0)} req/s, ceiling ${ceiling.toFixed(0)} (${(rps / ceiling).toFixed(2)})`,
+    );
+  }
 
   server.kill('SIGTERM');
   await new Promise((r) => server.once('exit', r));
-  return { name, ...result, cold: coldResult.rps, bareVerify: bareVerify.rps };
+  return {
+    name,
+    warmRounds,
+    coldRounds,
+    rps: median(warmRounds.map((r) => r.rps)),
+    bare: median(warmRounds.map((r) => r.bare)),
+    warmRatio: median(warmRounds.map((r) => r.rps / r.bare)),
+    halfRate: median(warmRounds.map((r) => r.halfRate)),
+    halfP99: median(warmRounds.map((r) => r.halfP99)),
+    halfP999: median(warmRounds.map((r) => r.halfP999)),
+    bareHalfP999: median(warmRounds.map((r) => r.bareHalfP999)),
+    cold: median(coldRounds.map((r) => r.rps)),
+    bareVerify: median(coldRounds.map((r) => r.ceiling)),
+    coldRatio: median(coldRounds.map((r) => r.rps / r.ceiling)),
+  };
 }
 
 async function reachable(check) {
@@ -269,19 +354,8 @@ async function main() {
     console.error('bench: over time, stopping');
     cleanup();
     process.exit(1);
-  }, 300_000);
+  }, 900_000);
   timer.unref();
-  const basePort = await freePort();
-  const baseline = start(['-e', BASELINE], { PORT: String(basePort) });
-  await sleep(300);
-  // Token-sized bodies, as many as the scenarios send, so both parse the same bytes.
-  const base = await load(
-    `http://127.0.0.1:${basePort}/`,
-    Array.from({ length: TOKENS }, (_, i) => JSON.stringify({ token: `${i}`.padEnd(900, 'x') })),
-    { 'content-type': 'application/json', authorization: `Bearer sk_test_${'x'.repeat(43)}` },
-  );
-  baseline.kill();
-
   const scenarios = [await scenario('sqlite', { DATABASE_URL: `sqlite:${join(tmp, 'bench.db')}` })];
   const pgOk = await reachable(async () => {
     const c = new pg.Client({ connectionString: PG_URL, connectionTimeoutMillis: 2000 });
@@ -307,26 +381,32 @@ async function main() {
   clearTimeout(timer);
 
   console.log(
-    `\nIntrospection, ${TOKENS} tokens cycled, ${CONNECTIONS} connections, ${LOAD_S} s each (${os.availableParallelism()} cores, node ${process.version})`,
-  );
-  console.log(
-    `  bare node:http JSON endpoint (baseline): ${base.rps.toFixed(0)} req/s  p50 ${base.p50} ms  p99 ${base.p99} ms  p99 at half peak ${base.halfP99} ms`,
+    `\nIntrospection, ${TOKENS} tokens cycled, ${CONNECTIONS} connections, ${LOAD_S} s each (${PINNED ? 'server on CPU 0, load on CPU 1' : 'not pinned'}, node ${process.version})`,
   );
   for (const s of scenarios) {
     console.log(
-      `  /api/auth/introspect on ${s.name.padEnd(17)} ${s.rps.toFixed(0)} req/s  p50 ${s.p50} ms  p99 ${s.p99} ms${s.non2xx || s.errors ? `  (non-2xx ${s.non2xx}, errors ${s.errors})` : ''}`,
+      `  /api/auth/introspect on ${s.name.padEnd(17)} warm ${s.rps.toFixed(0)} req/s (bare node:http ${s.bare.toFixed(0)}), cold ${s.cold.toFixed(0)} req/s (ceiling ${s.bareVerify.toFixed(0)}), medians of ${ROUNDS} rounds`,
     );
   }
-  // Issue 31's goals; the performance bar of ../shared/bench/latchkey judges them too, with
-  // the exact p99.9 of its own driver (autocannon's p99 here, see bench/README.md).
+  // Issue 31's goals; the performance bar of ../shared/bench/latchkey judges them too.
   const ok = (met) => (met ? 'PASS' : 'FAIL');
   for (const s of scenarios) {
     const key = s.name.replace(/\W+/g, '_');
-    const warm = s.rps / base.rps;
-    const cold = s.cold / s.bareVerify;
+    const warm = s.warmRatio;
+    const cold = s.coldRatio;
     console.log(`introspect_${key}_warm/bare=${warm.toFixed(2)} (goal >= 0.70) ${ok(warm >= 0.7)}`);
+    // Where even the bare endpoint misses the goal at that rate, no server can meet it on
+    // this machine: then within 1 ms of the bare endpoint's own p99.9 is the goal proposed.
+    const p999 = s.halfP999;
+    const floor = s.bareHalfP999;
+    const verdict =
+      p999 < P999_GOAL_MS
+        ? 'PASS'
+        : floor >= P999_GOAL_MS
+          ? `NOT MET, out of reach here: bare node:http at the same rate ${floor.toFixed(2)} ms; within 1 ms of it ${p999 <= floor + 1 ? 'MET' : 'NOT MET'}`
+          : 'FAIL';
     console.log(
-      `introspect_${key}_p99_at_half_peak_ms=${s.halfP99} (at ${s.halfRate} req/s; goal < 5) ${ok(s.halfP99 < 5)}`,
+      `introspect_${key}_p99.9_at_half_peak_ms=${p999.toFixed(2)} (exact p99 ${s.halfP99.toFixed(2)}, at ${s.halfRate} req/s; bare node:http at that rate p99.9 ${floor.toFixed(2)}; goal < ${P999_GOAL_MS}) ${verdict}`,
     );
     console.log(
       `introspect_${key}_cold/bare_verify=${cold.toFixed(2)} (cold ${s.cold.toFixed(0)} req/s; bare node:http + one RS256 verify ${s.bareVerify.toFixed(0)} req/s, each of ${COLD} new tokens once; goal >= 0.90) ${ok(cold >= 0.9)}`,
@@ -335,7 +415,7 @@ async function main() {
   mkdirSync(dirname(RESULTS), { recursive: true });
   writeFileSync(
     RESULTS,
-    `${JSON.stringify({ date: new Date().toISOString(), baseline: base, scenarios }, null, 2)}\n`,
+    `${JSON.stringify({ date: new Date().toISOString(), scenarios }, null, 2)}\n`,
   );
 }
 
