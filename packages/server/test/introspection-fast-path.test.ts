@@ -320,8 +320,8 @@ describe.each(MODES)('introspection fast path on $name', ({ dialect, env }) => {
   }
 
   it('takes each request on a keep-alive connection by its own key, and a key revoked meanwhile no more', async () => {
-    // The hash of a connection's last key is kept with the connection (keys.service.ts):
-    // a client that changes keys, or whose key is revoked, must never be answered as before.
+    // The hashes of live keys are kept by the key as presented (keys.service.ts): a client
+    // that changes keys, or whose key is revoked, must never be answered as before.
     const { key, plaintext } = await createKey(app.ctx.database.db, t.tenant.id, {
       kind: 'secret',
     });

@@ -44,7 +44,7 @@ export function admit(
   scope: Scope,
 ): { tenant: Tenant; decision: Decision } | undefined {
   const presented = bearerToken(request.headers.authorization, 'sk_');
-  const auth = presented === undefined ? null : ctx.keys.resolveCached(presented, request.socket);
+  const auth = presented === undefined ? null : ctx.keys.resolveCached(presented);
   if (auth?.key.kind !== 'secret' || !auth.key.scopes.includes(scope)) return undefined;
   const { tenant } = auth;
   const decision = ctx.limiter.consumePlan(`tenant:${tenant.id}`, planWindows(tenant.limits));
