@@ -43,14 +43,12 @@ function markOf(token: string): number {
 export class VerifiedTokens<C> {
   readonly #bus: InvalidationBus;
   readonly #cache: TtlCache<VerifiedToken<C> & { token: string }>;
-  /** Tokens verified once and not kept (see `keep`), by `markOf`; at most `maxEntries`. */
+  /** Tokens verified once and not kept (see `keep`), by `markOf`; at most as many as the cache. */
   readonly #once = new Set<number>();
-  readonly #onceMax: number;
 
   constructor(bus: InvalidationBus, options: { ttlMs: number; maxEntries: number }) {
     this.#bus = bus;
     this.#cache = new TtlCache(options.ttlMs, options.maxEntries);
-    this.#onceMax = options.maxEntries;
     bus.onInvalidate((topic) => {
       if (topic === '*') return this.#cache.clear();
       // `signing-key:<tenant>/<kid>`: that tenant's tokens go, the other tenants' stay (with
@@ -92,7 +90,7 @@ export class VerifiedTokens<C> {
       this.set(token, entry, readAt, expiresAt);
       return;
     }
-    if (this.#once.size >= this.#onceMax) this.#once.clear();
+    if (this.#once.size >= this.#cache.maxEntries) this.#once.clear();
     this.#once.add(mark);
   }
 
