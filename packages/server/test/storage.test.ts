@@ -5,6 +5,7 @@
 
 import { createHash, randomUUID } from 'node:crypto';
 import { type Kysely, sql } from 'kysely';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { localBus } from '../src/cache/invalidation.js';
 import { LatchkeyError } from '../src/errors/index.js';
@@ -18,7 +19,7 @@ import {
   pendingMigrations,
   type Schema,
 } from '../src/storage/index.js';
-import { DIALECTS, freshDatabaseUrl, HAVE_POSTGRES } from './support.js';
+import { DIALECTS, freshDatabaseUrl, HAVE_POSTGRES, PG_URL } from './support.js';
 
 /** The request path's key lookup, without a cache (no bus tells it about changes here). */
 const resolveKey = (db: Kysely<Schema>, presented: string) =>
@@ -66,14 +67,15 @@ describe.each(DIALECTS)('storage on %s', (dialect) => {
       expect(first.results).toEqual(
         pending.map((migrationName) => ({ migrationName, direction: 'Up', status: 'Success' })),
       );
-      // On PostgreSQL, only this schema's tables (introspection sees every schema).
-      const schema =
+      // This schema's tables alone: Kysely's introspection reads every schema of the database,
+      // and fails when another suite drops its schema meanwhile.
+      const listed =
         dialect === 'postgres'
-          ? (await sql<{ s: string }>`select current_schema() as s`.execute(database.db)).rows[0]?.s
-          : undefined;
-      const tables = (await database.db.introspection.getTables())
-        .filter((t) => schema === undefined || t.schema === schema)
-        .map((t) => t.name);
+          ? sql<{
+              name: string;
+            }>`select tablename as name from pg_tables where schemaname = current_schema()`
+          : sql<{ name: string }>`select name from sqlite_master where type = 'table'`;
+      const tables = (await listed.execute(database.db)).rows.map((t) => t.name);
       expect(tables).toEqual(expect.arrayContaining(['api_keys', 'tenants', 'users']));
 
       const second = await migrateToLatest(database.db as never);
@@ -428,5 +430,44 @@ describe.runIf(HAVE_POSTGRES)('migrations on PostgreSQL with two schemas in one 
     expect(result.results?.map((r) => r.migrationName)).toEqual(pending);
     expect(await pendingMigrations(first.db as never)).toEqual([]);
     expect(await pendingMigrations(second.db as never)).toEqual([]);
+  });
+
+  /**
+   * Regression (CI, 2026-11-28): Kysely's introspection reads every table of the database and
+   * calls has_schema_privilege() by schema name, so a schema another program dropped in the
+   * meantime failed `latchkey serve` with `schema "lk_test_…" does not exist`. Ours asks for its
+   * own bookkeeping table alone.
+   */
+  it('checks and applies its migrations while other schemas of the database come and go', async () => {
+    const own = await freshDatabaseUrl('postgres');
+    schemas.push(own);
+    const database = openDatabase(own.url, { poolSize: 1 });
+    opened.push(database);
+    await migrateToLatest(database.db as never);
+    const admin = new pg.Client({ connectionString: PG_URL });
+    await admin.connect();
+    let churning = true;
+    let dropped = 0;
+    const churn = (async () => {
+      while (churning) {
+        const name = `lk_churn_${randomUUID().replaceAll('-', '').slice(0, 12)}`;
+        await admin.query(`create schema ${name}`);
+        await admin.query(`create table ${name}.t (id serial primary key, a text, b text)`);
+        await admin.query(`drop schema ${name} cascade`);
+        dropped++;
+      }
+    })();
+    try {
+      for (let i = 0; i < 150; i++) {
+        expect(await pendingMigrations(database.db as never)).toEqual([]);
+        expect((await migrateToLatest(database.db as never)).results).toEqual([]);
+      }
+    } finally {
+      churning = false;
+      await churn;
+      await admin.end();
+    }
+    // The checks above overlapped schemas being dropped, or they proved nothing.
+    expect(dropped).toBeGreaterThan(10);
   });
 });

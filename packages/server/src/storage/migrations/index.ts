@@ -45,6 +45,11 @@ const MIGRATIONS: Record<string, Migration> = {
   '020-operators': operators,
 };
 
+/** Kysely's bookkeeping table (its default name), which our own check reads too. */
+const MIGRATION_TABLE = 'kysely_migration';
+
+const onPostgres = (db: Kysely<unknown>) => db.getExecutor().adapter instanceof PostgresAdapter;
+
 /**
  * On PostgreSQL the migrator is pinned to the connection's current schema: left alone,
  * Kysely finds its bookkeeping tables in any schema of the database, so a second
@@ -52,13 +57,14 @@ const MIGRATIONS: Record<string, Migration> = {
  */
 async function migrator(db: Kysely<unknown>): Promise<Migrator> {
   let migrationTableSchema: string | undefined;
-  if (db.getExecutor().adapter instanceof PostgresAdapter) {
+  if (onPostgres(db)) {
     const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(db);
     migrationTableSchema = rows[0]?.schema;
   }
   return new Migrator({
     db,
     provider: { getMigrations: async () => MIGRATIONS },
+    migrationTableName: MIGRATION_TABLE,
     ...(migrationTableSchema ? { migrationTableSchema } : {}),
   });
 }
@@ -66,9 +72,11 @@ async function migrator(db: Kysely<unknown>): Promise<Migrator> {
 /**
  * Applies pending migrations. PostgreSQL serialises concurrent runs with an advisory lock;
  * SQLite has no such lock in Kysely, so when two processes race on a fresh file the loser
- * re-checks and is done once the winner has applied everything.
+ * re-checks and is done once the winner has applied everything. An up-to-date database
+ * (every start after the first) is answered by our own check, without Kysely's Migrator.
  */
 export async function migrateToLatest(db: Kysely<unknown>): Promise<MigrationResultSet> {
+  if ((await pendingMigrations(db)).length === 0) return { results: [] };
   for (let attempt = 1; ; attempt++) {
     const result = await (await migrator(db)).migrateToLatest();
     if (!result.error) return result;
@@ -78,8 +86,36 @@ export async function migrateToLatest(db: Kysely<unknown>): Promise<MigrationRes
   }
 }
 
-/** Names of migrations not yet applied to this database. */
+/**
+ * Names of migrations not yet applied to this database, in order. It reads the bookkeeping
+ * table of this schema alone: Kysely's Migrator finds it by introspecting every table of the
+ * database, with has_schema_privilege() by name, which fails when another program drops a
+ * schema meanwhile (`schema "…" does not exist`), and takes longer the more schemas there are.
+ */
 export async function pendingMigrations(db: Kysely<unknown>): Promise<string[]> {
-  const all = await (await migrator(db)).getMigrations();
-  return all.filter((m) => m.executedAt === undefined).map((m) => m.name);
+  const applied = new Set(await appliedMigrations(db));
+  return Object.keys(MIGRATIONS)
+    .sort()
+    .filter((name) => !applied.has(name));
+}
+
+async function appliedMigrations(db: Kysely<unknown>): Promise<string[]> {
+  let table = sql.id(MIGRATION_TABLE);
+  if (onPostgres(db)) {
+    // to_regclass answers null, never an error, for a name that is not there.
+    const { rows } = await sql<{ schema: string | null; present: boolean }>`
+      select current_schema() as schema,
+        to_regclass(quote_ident(current_schema()) || '.' || ${MIGRATION_TABLE}) is not null as present`.execute(
+      db,
+    );
+    const schema = rows[0]?.schema;
+    if (!schema || !rows[0]?.present) return [];
+    table = sql.id(schema, MIGRATION_TABLE);
+  } else {
+    const { rows } = await sql`
+      select 1 from sqlite_master where type = 'table' and name = ${MIGRATION_TABLE}`.execute(db);
+    if (rows.length === 0) return [];
+  }
+  const { rows } = await sql<{ name: string }>`select name from ${table}`.execute(db);
+  return rows.map((row) => row.name);
 }
