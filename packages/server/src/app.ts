@@ -370,6 +370,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       await app.close();
       await dispatcher.stop();
       await ctx.limiter.close();
+      // The keys' last uses of this second are written before the database closes.
+      await ctx.keys.flushUses();
       await bus.close();
       redisHealth?.close();
       redis?.disconnect();

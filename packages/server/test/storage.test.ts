@@ -338,6 +338,45 @@ describe.each(DIALECTS)('storage on %s', (dialect) => {
         ]);
       });
 
+      it("records keys' uses for the key list: gathered, written together, once a minute", async () => {
+        const t = await tenant();
+        const made = await Promise.all(
+          [1, 2, 3].map(() => createKey(db(), t.id, { kind: 'secret' })),
+        );
+        const usedAt = async () =>
+          (
+            await db()
+              .selectFrom('api_keys')
+              .select(['id', 'last_used_at'])
+              .where('tenant_id', '=', t.id)
+              .execute()
+          ).map((row) => row.last_used_at);
+        const resolver = new KeyResolver(db(), localBus({ cache: true }));
+        const before = Date.now();
+        // Uncached, then cached: each key used twice.
+        for (const { plaintext } of [...made, ...made])
+          expect(await resolver.resolve(plaintext)).toBeDefined();
+        for (const { plaintext } of made) expect(resolver.resolveCached(plaintext)).toBeTruthy();
+        // Nothing is written on the request's way.
+        expect(await usedAt()).toEqual([null, null, null]);
+        await resolver.flushUses();
+        const written = await usedAt();
+        expect(new Set(written).size).toBe(1);
+        expect(written[0]).toBeGreaterThanOrEqual(before);
+        // Used again within the minute, cached or not: not written again.
+        await db().updateTable('api_keys').set({ last_used_at: null }).execute();
+        for (const { plaintext } of made) resolver.resolveCached(plaintext);
+        await resolver.resolve(made[0]?.plaintext as string);
+        await new KeyResolver(db(), localBus({ cache: true })).flushUses();
+        await resolver.flushUses();
+        expect(await usedAt()).toEqual([null, null, null]);
+        // Another process (here: another resolver) writes its own uses.
+        const other = new KeyResolver(db(), localBus({ cache: false }));
+        expect(await other.resolve(made[1]?.plaintext as string)).toBeDefined();
+        await other.flushUses();
+        expect((await usedAt()).filter((at) => at !== null)).toHaveLength(1);
+      });
+
       it('gives production tenants sk_prod_ and pk_live_ keys', async () => {
         const t = await tenant({ environment: 'production' });
         const secret = await createKey(db(), t.id, { kind: 'secret' });

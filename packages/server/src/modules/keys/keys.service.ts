@@ -167,12 +167,31 @@ export interface KeyCacheBus {
 /** A cached key used within this of its entry's end is read again (see #refresh). */
 const REFRESH_BEFORE_MS = defaults.keyCacheMs / 6;
 
+/** A key's use is written at most this often by one process (the key list's "last used"). */
+const USE_WRITE_MS = 60_000;
+/** Uses to write are gathered this long, then written in one statement. */
+const USE_FLUSH_MS = 1_000;
+/** Ids per UPDATE … WHERE id IN (…): well under SQLite's and PostgreSQL's parameter limits. */
+const USE_CHUNK = 500;
+
+/** A cached key, and when this process last recorded its use (see #used). */
+interface CachedKey {
+  readonly context: KeyContext;
+  usedAt: number;
+}
+
 export class KeyResolver {
   readonly #db: Kysely<Schema>;
   readonly #bus: KeyCacheBus;
-  readonly #cache = new TtlCache<KeyContext>(defaults.keyCacheMs);
-  /** When this process last wrote each key's last_used_at. */
+  readonly #cache = new TtlCache<CachedKey>(defaults.keyCacheMs);
+  /**
+   * When this process last recorded each uncached key's use (no bus: every request reads
+   * the key); a cached key keeps it on its entry, so that a busy key costs no look-up here.
+   */
   readonly #touched = new Map<string, number>();
+  /** Keys used since the last write of uses: written together (see #flushUses). */
+  #pendingUses = new Set<string>();
+  #usesTimer: NodeJS.Timeout | undefined;
   /** Hashes of keys being read again before their entry ends. */
   readonly #refreshing = new Set<string>();
   /**
@@ -193,7 +212,7 @@ export class KeyResolver {
       else if (topic.startsWith('key:')) this.#cache.delete(topic.slice('key:'.length));
       else if (topic.startsWith('tenant:')) {
         const id = topic.slice('tenant:'.length);
-        this.#cache.deleteWhere((context) => context.tenant.id === id);
+        this.#cache.deleteWhere((cached) => cached.context.tenant.id === id);
       }
     });
   }
@@ -207,8 +226,21 @@ export class KeyResolver {
     const found = await findLiveKeyByHash(this.#db, hash);
     if (!found) return undefined;
     const context = { key: toApiKey(found.key), tenant: toTenant(found.tenant) };
-    if (live) this.#cache.set(hash, context, readAt);
-    return this.#touch(context);
+    const now = Date.now();
+    const id = context.key.id;
+    if (now - (this.#touched.get(id) ?? 0) >= USE_WRITE_MS) {
+      // Bounded as the caches are: past 10,000 keys, those recorded over a minute ago go
+      // (and if none is, all: at worst a key's use is written again within the minute).
+      if (this.#touched.size >= 10_000) {
+        for (const [key, at] of this.#touched)
+          if (now - at >= USE_WRITE_MS) this.#touched.delete(key);
+        if (this.#touched.size >= 10_000) this.#touched.clear();
+      }
+      this.#touched.set(id, now);
+      this.#used(id);
+    }
+    if (live) this.#cache.set(hash, { context, usedAt: now }, readAt);
+    return context;
   }
 
   /**
@@ -225,8 +257,14 @@ export class KeyResolver {
       if (this.#hashes.size >= this.#cache.maxEntries) this.#hashes.clear();
       this.#hashes.set(presented, hash);
     }
-    if (cached.expires - Date.now() < REFRESH_BEFORE_MS) this.#refresh(hash);
-    return this.#touch(cached.value);
+    const now = Date.now();
+    const held = cached.value;
+    if (now - held.usedAt >= USE_WRITE_MS) {
+      held.usedAt = now;
+      this.#used(held.context.key.id);
+    }
+    if (cached.expires - now < REFRESH_BEFORE_MS) this.#refresh(hash, held);
+    return held.context;
   }
 
   /**
@@ -234,7 +272,7 @@ export class KeyResolver {
    * waits for the database (a thousand keys cached together would end together); the
    * entry still comes from the database at least every `keyCacheMs`.
    */
-  #refresh(hash: string): void {
+  #refresh(hash: string, previous: CachedKey): void {
     if (this.#refreshing.has(hash)) return;
     this.#refreshing.add(hash);
     const live = this.#bus.live;
@@ -245,7 +283,10 @@ export class KeyResolver {
         else if (live)
           this.#cache.set(
             hash,
-            { key: toApiKey(found.key), tenant: toTenant(found.tenant) },
+            {
+              context: { key: toApiKey(found.key), tenant: toTenant(found.tenant) },
+              usedAt: previous.usedAt,
+            },
             readAt,
           );
       })
@@ -253,26 +294,35 @@ export class KeyResolver {
       .finally(() => this.#refreshing.delete(hash));
   }
 
-  /** Records use for the key list, without a write on every request. */
-  #touch(context: KeyContext): KeyContext {
+  /**
+   * Records a key's use for the key list. Uses are gathered for a second and written in one
+   * statement (a thousand busy keys were a thousand commits a minute, each in the event loop
+   * on SQLite); the time written is the write's, at most a second after the use.
+   */
+  #used(id: string): void {
+    this.#pendingUses.add(id);
+    if (this.#usesTimer) return;
+    this.#usesTimer = setTimeout(() => void this.flushUses(), USE_FLUSH_MS);
+    this.#usesTimer.unref();
+  }
+
+  /** Writes the uses gathered so far (at once; also as the server closes). */
+  async flushUses(): Promise<void> {
+    clearTimeout(this.#usesTimer);
+    this.#usesTimer = undefined;
+    const ids = [...this.#pendingUses];
+    this.#pendingUses = new Set();
     const now = Date.now();
-    const id = context.key.id;
-    if (now - (this.#touched.get(id) ?? 0) >= 60_000) {
-      // Bounded as the caches are: past 10,000 keys, those written over a minute ago go (and
-      // if none is, all: at worst a key's use is written again within the minute).
-      if (this.#touched.size >= 10_000) {
-        for (const [key, at] of this.#touched) if (now - at >= 60_000) this.#touched.delete(key);
-        if (this.#touched.size >= 10_000) this.#touched.clear();
-      }
-      this.#touched.set(id, now);
-      void this.#db
+    for (let i = 0; i < ids.length; i += USE_CHUNK) {
+      const chunk = ids.slice(i, i + USE_CHUNK);
+      await this.#db
         .updateTable('api_keys')
         .set({ last_used_at: now })
-        .where('id', '=', id)
+        .where('id', 'in', chunk)
         .execute()
-        .catch(() => this.#touched.delete(id));
+        // Not written (the database is away): tried again at a use a minute later.
+        .catch(() => {});
     }
-    return context;
   }
 
   /** A live publishable key (pk_…) and its tenant; undefined for anything else. */
