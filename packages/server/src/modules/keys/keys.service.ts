@@ -189,7 +189,7 @@ export class KeyResolver {
    * the key); a cached key keeps it on its entry, so that a busy key costs no look-up here.
    */
   readonly #touched = new Map<string, number>();
-  /** Keys used since the last write of uses: written together (see #flushUses). */
+  /** Keys used since the last write of uses: written together (see flushUses). */
   #pendingUses = new Set<string>();
   #usesTimer: NodeJS.Timeout | undefined;
   /** Hashes of keys being read again before their entry ends. */
