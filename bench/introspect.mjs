@@ -6,7 +6,7 @@
 // token new, so every one costs an RS256 verification) beside the ceiling of any server that
 // verifies: the bare endpoint plus one node:crypto RS256 verify, driven the same way.
 // Run with `npm run bench` (or `node bench/introspect.mjs` after `npm run build`).
-import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -15,6 +15,7 @@ import os from 'node:os';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
+import { median, pinLoadToCpu1 } from './lib.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const MAIN = join(ROOT, 'packages/server/dist/latchkey.mjs');
@@ -42,10 +43,7 @@ const SECRET = randomBytes(32).toString('base64url');
 /** The goal of issue 31: exact p99.9 at half of the warm peak, in ms. */
 const P999_GOAL_MS = 5;
 // Servers on CPU 0, this process (the load generator) on CPU 1, as the issue's goals are set.
-const PINNED =
-  os.availableParallelism() >= 2 &&
-  spawnSync('taskset', ['-a', '-pc', '1', String(process.pid)]).status === 0;
-if (!PINNED) console.log('notice: taskset unavailable or one core: server and load are not pinned');
+const PINNED = pinLoadToCpu1();
 const children = new Set();
 const tmp = mkdtempSync(join(os.tmpdir(), 'latchkey-bench-introspect-'));
 
@@ -130,11 +128,6 @@ async function atRate(url, bodies, headers, rate) {
   const at = (q) => times[Math.min(times.length - 1, Math.floor(q * times.length))] ?? Number.NaN;
   return { p99: at(0.99), p999: at(0.999), non2xx: r.non2xx, errors: r.errors };
 }
-
-const median = (values) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor((sorted.length - 1) / 2)];
-};
 
 /** Runs `measure` against the bare endpoint (with `env`), started for it and stopped after. */
 async function withBare(env, measure) {

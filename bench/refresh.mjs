@@ -9,6 +9,7 @@ import { createRequire } from 'node:module';
 import os from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { median, pinLoadToCpu1 } from './lib.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const MAIN = join(ROOT, 'packages/server/dist/latchkey.mjs');
@@ -31,9 +32,7 @@ const GOAL = 0.8;
 const DEADLINE_MS = 600_000;
 
 const CORES = os.availableParallelism();
-const PINNED =
-  CORES >= 2 && spawnSync('taskset', ['-a', '-pc', '1', String(process.pid)]).status === 0;
-if (!PINNED) console.log('notice: taskset unavailable or one core: server and load are not pinned');
+const PINNED = pinLoadToCpu1();
 
 const tmp = mkdtempSync(join(os.tmpdir(), 'latchkey-bench-refresh-'));
 const children = new Set();
@@ -221,11 +220,6 @@ function refreshes(base, secretKey, pool, seconds) {
     instance.on('error', reject);
   });
 }
-
-const median = (values) => {
-  const s = [...values].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-};
 
 /** The ceiling server's requests per second, pinned and driven as Latchkey is. */
 async function ceilingRate() {

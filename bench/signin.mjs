@@ -17,6 +17,7 @@ import os from 'node:os';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
+import { pinLoadToCpu1 } from './lib.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const MAIN = join(ROOT, 'packages/server/dist/latchkey.mjs');
@@ -46,9 +47,7 @@ const ORIGIN = 'http://localhost:5173';
 
 // Server (and the raw verifies) on CPU 0, this process (the load) on CPU 1.
 const CORES = os.availableParallelism();
-const PINNED =
-  CORES >= 2 && spawnSync('taskset', ['-a', '-pc', '1', String(process.pid)]).status === 0;
-if (!PINNED) console.log('notice: taskset unavailable or one core: server and load are not pinned');
+const PINNED = pinLoadToCpu1();
 const onServerCore = (argv) => (PINNED ? ['taskset', '-c', '0', ...argv] : argv);
 
 const tmp = mkdtempSync(join(os.tmpdir(), 'latchkey-bench-signin-'));

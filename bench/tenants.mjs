@@ -6,7 +6,7 @@
 // reachable, and on SQLite. The prepared database is kept (tmpdir, or a PostgreSQL schema) and reused
 // by the next run with the same BENCH_TENANTS: making 10,000 RSA signing keys takes minutes.
 // Run with `npm run bench` (or `node bench/tenants.mjs` after `npm run build`).
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import net from 'node:net';
@@ -14,6 +14,7 @@ import os from 'node:os';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
+import { median, pinLoadToCpu1 } from './lib.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const DIST = join(ROOT, 'packages/server/dist');
@@ -38,10 +39,7 @@ const GOALS = { readyMs: 3_000, idleRssMb: 150, pageMs: 100, spread: 0.9 };
  */
 const ROUNDS = Number(process.env.BENCH_TENANTS_ROUNDS ?? 3);
 // The server on CPU 0, this process (the load generator) on CPU 1, as the issue's goals are set.
-const PINNED =
-  os.availableParallelism() >= 2 &&
-  spawnSync('taskset', ['-a', '-pc', '1', String(process.pid)]).status === 0;
-if (!PINNED) console.log('notice: taskset unavailable or one core: server and load are not pinned');
+const PINNED = pinLoadToCpu1();
 /** Only this database (`postgres` or `sqlite`); both by default. */
 const ONLY = process.env.BENCH_DB;
 /**
@@ -255,11 +253,6 @@ async function introspect(url, pid, requests) {
     throw new Error(`introspection: ${r.non2xx} non-2xx, ${r.errors} errors`);
   return { rps: r.requests.average, cpuUs: ((cpuSeconds(pid) - cpu) * 1e6) / r.requests.total };
 }
-
-const median = (values) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor((sorted.length - 1) / 2)];
-};
 
 const introspectRequest = (secretKey, token) => ({
   method: 'POST',

@@ -11,6 +11,7 @@ import os from 'node:os';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { median, pinLoadToCpu1 } from './lib.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const DIST = join(ROOT, 'packages/server/dist');
@@ -46,9 +47,7 @@ const NOISE_LIMIT = 10;
 // Server on CPU 0, this process (load generator and receiver) on CPU 1, as on the 2-core
 // machine of the other benchmarks' figures. `-a`: every thread of this process.
 const CORES = os.availableParallelism();
-const PINNED =
-  CORES >= 2 && spawnSync('taskset', ['-a', '-pc', '1', String(process.pid)]).status === 0;
-if (!PINNED) console.log('notice: taskset unavailable or one core: server and load are not pinned');
+const PINNED = pinLoadToCpu1();
 
 const now = () => performance.timeOrigin + performance.now();
 const tmp = mkdtempSync(join(os.tmpdir(), 'latchkey-bench-webhooks-'));
@@ -118,11 +117,6 @@ function percentile(sorted, p) {
   if (sorted.length === 0) return Number.NaN;
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
 }
-
-const median = (values) => {
-  const s = [...values].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-};
 
 /**
  * The healthy receiver, on this process's core: answers 204 at once, and records each
