@@ -39,6 +39,48 @@ describe('plan counter in memory', () => {
   });
 });
 
+describe('plan counter windows that end', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('start the ended window over from zero, and only that one', () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    const counter = new PlanCounter({ keyPrefix: 'renew' });
+    const windows = [
+      { name: 'second', quota: 3, seconds: 1 },
+      { name: 'minute', quota: 10, seconds: 60 },
+    ];
+    const second = (n: number) =>
+      Array.from({ length: n }, () => counter.consume('t', windows) as Decision);
+    expect(second(4).map((d) => [d.allowed, ...d.consumed])).toEqual([
+      [true, 1, 1],
+      [true, 2, 2],
+      [true, 3, 3],
+      [false, 3, 3],
+    ]);
+    vi.advanceTimersByTime(1_000);
+    expect(second(4).map((d) => [d.allowed, ...d.consumed])).toEqual([
+      [true, 1, 4],
+      [true, 2, 5],
+      [true, 3, 6],
+      [false, 3, 6],
+    ]);
+    vi.advanceTimersByTime(1_000);
+    expect(second(3).every((d) => d.allowed)).toBe(true);
+    vi.advanceTimersByTime(1_000);
+    // The minute's window has 9: one more, then the minute refuses while the second allows.
+    const last = second(2);
+    expect(last.map((d) => [d.allowed, ...d.consumed])).toEqual([
+      [true, 1, 10],
+      [false, 1, 10],
+    ]);
+    expect(last[1]?.stateHeader).toBe('"second";r=2;t=1, "minute";r=0;t=57');
+    expect(counter.held).toBe(2);
+    void counter.close();
+  });
+});
+
 describe('plan counter while Redis cannot be reached', () => {
   // The windows end on the counter's clock (Date.now), which the test moves: no sleeping.
   afterEach(() => {

@@ -192,10 +192,31 @@ export class PlanCounter {
 
   #slotsOf(key: string, windows: readonly Window[], now: number): Slot[] {
     const held = this.#byKey.get(key);
-    if (held?.windows === windows && held.slots.every((slot) => slot.end > now)) return held.slots;
+    if (held?.windows === windows && held.slots.every((slot) => this.#current(slot, now)))
+      return held.slots;
     const slots = windows.map((w) => this.#slot(key, w, now));
     this.#byKey.set(key, { windows, slots });
     return slots;
+  }
+
+  /**
+   * Is this slot's window still on, or started again in place? A tenant's one-second window
+   * ends every second it is busy: with a thousand busy tenants, a thousand times a second
+   * (issue 31), so an ended window starts over in its own record, without building its id,
+   * looking it up or allocating. Not while a Redis call for it is under way: the answer
+   * would land in the new window (then `#slot` makes a new record).
+   */
+  #current(slot: Slot, now: number): boolean {
+    if (slot.end > now) return true;
+    if (slot.busy) return false;
+    // An ended window's counts are never sent (see #flush): they go with it.
+    this.#unsent.delete(slot);
+    this.#urgent.delete(slot);
+    slot.end = now + slot.window.seconds * 1000;
+    slot.known = 0;
+    slot.pending = 0;
+    slot.heardAt = 0;
+    return true;
   }
 
   /** May this slot count here, without asking Redis? */
