@@ -186,6 +186,38 @@ describe.each(CACHING)('cached introspection on %s', (dialect) => {
     }
   });
 
+  it('a key read again keeps its cached tenant while nothing changed, and takes a change', async () => {
+    // A tenant's plan counters are found by its limits object: an equal tenant read again
+    // every minute would start them over, a thousand busy tenants a thousand times a minute.
+    const tenant = await app.tenant();
+    const current = () => app.ctx.keys.resolveCached(tenant.secretKey);
+    vi.useFakeTimers({ toFake: ['Date'] });
+    try {
+      const first = await app.ctx.keys.resolve(tenant.secretKey);
+      expect(first).toBeDefined();
+      // Near the entry's end a use has it read again: the same tenant object stays.
+      vi.advanceTimersByTime(defaults.keyCacheMs - 5_000);
+      expect(current()?.tenant).toBe(first?.tenant);
+      vi.advanceTimersByTime(10_000);
+      await eventually(async () => (current() ? true : undefined));
+      expect(current()?.tenant).toBe(first?.tenant);
+      // A change no bus told of (written straight to the database) is read within the minute.
+      await app.ctx.database.db
+        .updateTable('tenants')
+        .set({ name: 'Renamed while cached' })
+        .where('id', '=', tenant.tenant.id)
+        .execute();
+      await eventually(async () => {
+        vi.advanceTimersByTime(2_000);
+        const now = await app.ctx.keys.resolve(tenant.secretKey);
+        return now?.tenant.name === 'Renamed while cached' ? true : undefined;
+      });
+      expect(current()?.tenant).not.toBe(first?.tenant);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
   it("one tenant's revoked signing key or changed settings leave the other tenants' cached tokens and keys", async () => {
     // With thousands of tenants, one tenant's change must not make every tenant cold.
     const a = await app.tenant();

@@ -1,4 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
+import { isDeepStrictEqual } from 'node:util';
 import type { Kysely } from 'kysely';
 import { TtlCache } from '../../cache/ttl-cache.js';
 import { defaults, type Environment } from '../../config/defaults.js';
@@ -174,6 +175,20 @@ const USE_FLUSH_MS = 1_000;
 /** Ids per UPDATE … WHERE id IN (…): well under SQLite's and PostgreSQL's parameter limits. */
 const USE_CHUNK = 500;
 
+/**
+ * A key read again (see KeyResolver's #refresh): the objects already cached where nothing
+ * changed. A request finds its tenant's plan counters by the tenant's limits object
+ * (planWindows), so a new but equal tenant every minute would start them over in new
+ * records, a thousand busy tenants a thousand times a minute (issue 31).
+ */
+function unchanged(previous: KeyContext, found: { key: ApiKeyRow; tenant: TenantRow }): KeyContext {
+  const key = toApiKey(found.key);
+  const tenant = toTenant(found.tenant);
+  const sameTenant = isDeepStrictEqual(previous.tenant, tenant);
+  if (sameTenant && isDeepStrictEqual(previous.key, key)) return previous;
+  return { key, tenant: sameTenant ? previous.tenant : tenant };
+}
+
 /** A cached key, and when this process last recorded its use (see #used). */
 interface CachedKey {
   readonly context: KeyContext;
@@ -283,10 +298,7 @@ export class KeyResolver {
         else if (live)
           this.#cache.set(
             hash,
-            {
-              context: { key: toApiKey(found.key), tenant: toTenant(found.tenant) },
-              usedAt: previous.usedAt,
-            },
+            { context: unchanged(previous.context, found), usedAt: previous.usedAt },
             readAt,
           );
       })
