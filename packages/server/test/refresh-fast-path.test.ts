@@ -216,6 +216,52 @@ describe.each(MODES)('refresh fast path on $name', ({ dialect, env }) => {
     }
   });
 
+  it.runIf(dialect === 'postgres')(
+    'on PostgreSQL writes one batch at a time, and those that arrive meanwhile together',
+    async () => {
+      // Each statement is a commit and a plan: a few refreshes per turn each in its own
+      // statement cost PostgreSQL more than the refreshes themselves.
+      let writing = 0;
+      let most = 0;
+      const sizes: number[] = [];
+      class Probe extends PostgresRefreshBatch {
+        protected override async write(batch: readonly unknown[]) {
+          writing++;
+          most = Math.max(most, writing);
+          sizes.push(batch.length);
+          try {
+            return await super.write(batch as never);
+          } finally {
+            writing--;
+          }
+        }
+      }
+      const probe = new Probe({
+        db: app.ctx.database.db,
+        signingKeys: app.ctx.signingKeys,
+        authUrl: app.ctx.config.publicUrl,
+      });
+      const tenant = (await app.ctx.keys.resolve(t.secretKey))?.tenant;
+      if (!tenant) throw new Error('no tenant');
+      const sessions = await Promise.all(Array.from({ length: 24 }, () => signedIn(app, t)));
+      const answers = [];
+      // Six turns of the event loop, four refreshes each.
+      for (let turn = 0; turn < 6; turn++) {
+        for (const s of sessions.slice(turn * 4, turn * 4 + 4))
+          answers.push(probe.refresh(tenant, s.refreshToken));
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      const done = await Promise.all(answers);
+      expect(done.map((a) => a?.sessionId)).toEqual(sessions.map((s) => s.sessionId));
+      expect(new Set(done.map((a) => a?.refreshToken)).size).toBe(24);
+      expect(most).toBe(1);
+      expect(sizes.reduce((a, b) => a + b, 0)).toBe(24);
+      expect(sizes.length).toBeLessThan(6);
+      // Each new token works, once.
+      for (const a of done) expect((await refresh(a?.refreshToken)).status).toBe(200);
+    },
+  );
+
   it('never writes inside another workflow transaction, which may roll back', async () => {
     const s = await signedIn(app, t);
     let answered = false;
