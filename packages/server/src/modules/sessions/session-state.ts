@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from 'node:util';
 import type { Kysely } from 'kysely';
 import type { InvalidationBus } from '../../cache/invalidation.js';
 import { TtlCache } from '../../cache/ttl-cache.js';
@@ -24,11 +25,38 @@ export interface StateDeps {
   onCacheLookup?: ((hit: boolean) => void) | undefined;
 }
 
+/** A cached state used within this of its entry's end is read again (see #refresh). */
+const REFRESH_BEFORE_MS = defaults.sessions.stateCacheMs / 6;
+/** States due to be read again are gathered this long, then read together. */
+const REFRESH_GATHER_MS = 250;
+/** Sessions per `… IN (…)`: well under SQLite's and PostgreSQL's parameter limits. */
+const REFRESH_CHUNK = 500;
+
+type StateRow = { user_id: string } & Pick<
+  NonNullable<Awaited<ReturnType<typeof findSessionState>>>,
+  'revoked_at' | 'disabled_at' | 'expires_at' | 'email' | 'roles'
+>;
+
+function stateOf(row: StateRow | undefined): SessionState {
+  return {
+    userId: row?.user_id ?? '',
+    active:
+      !!row && row.revoked_at === null && row.disabled_at === null && row.expires_at > Date.now(),
+    user: Object.freeze({
+      email: row?.email ?? '',
+      roles: row ? (JSON.parse(row.roles) as string[]) : [],
+    }),
+  };
+}
+
 /** Whether a session is live, and its user's current e-mail and roles; cached. */
 export class SessionStates {
   readonly #deps: StateDeps;
   /** sid -> state, only while the invalidation bus is live. */
   readonly #states = new TtlCache<SessionState>(defaults.sessions.stateCacheMs);
+  /** States to be read again before their entry ends, by session id, with the cached state. */
+  readonly #refreshing = new Map<string, SessionState>();
+  #refreshTimer: NodeJS.Timeout | undefined;
 
   constructor(deps: StateDeps) {
     this.#deps = deps;
@@ -55,15 +83,7 @@ export class SessionStates {
     const live = this.#deps.bus.live;
     const readAt = this.#states.generation;
     const row = await findSessionState(this.#deps.db, tenantId, sessionId);
-    const state: SessionState = {
-      userId: row?.user_id ?? '',
-      active:
-        !!row && row.revoked_at === null && row.disabled_at === null && row.expires_at > Date.now(),
-      user: Object.freeze({
-        email: row?.email ?? '',
-        roles: row ? (JSON.parse(row.roles) as string[]) : [],
-      }),
-    };
+    const state = stateOf(row);
     if (live && row) this.#states.set(sessionId, state, readAt);
     return state.active && state.userId === userId ? state.user : undefined;
   }
@@ -74,10 +94,59 @@ export class SessionStates {
    * caller has already checked that the token belongs to its tenant.
    */
   cachedState(sessionId: string, userId: string): SessionUser | undefined | null {
-    const state = this.#deps.bus.live ? this.#states.get(sessionId) : undefined;
-    this.#deps.onCacheLookup?.(state !== undefined);
-    if (!state) return null;
+    const entry = this.#deps.bus.live ? this.#states.entry(sessionId) : undefined;
+    this.#deps.onCacheLookup?.(entry !== undefined);
+    if (!entry) return null;
+    const state = entry.value;
+    if (entry.expires - Date.now() < REFRESH_BEFORE_MS) this.#refresh(sessionId, state);
     return state.active && state.userId === userId ? state.user : undefined;
+  }
+
+  /**
+   * A state used near the end of its entry is read again meanwhile, as a busy key is
+   * (KeyResolver): a thousand sessions first asked about within a second would otherwise
+   * end together, and each of their next requests wait for its own query (issue 31). The
+   * states due are gathered for `REFRESH_GATHER_MS` and read in one query per chunk; the
+   * entry still comes from the database at least every `stateCacheMs`.
+   */
+  #refresh(sessionId: string, previous: SessionState): void {
+    if (this.#refreshing.has(sessionId)) return;
+    this.#refreshing.set(sessionId, previous);
+    if (this.#refreshTimer) return;
+    this.#refreshTimer = setTimeout(() => void this.#readAgain(), REFRESH_GATHER_MS);
+    this.#refreshTimer.unref();
+  }
+
+  /** Reads the gathered states again (see #refresh); a session gone leaves the cache. */
+  async #readAgain(): Promise<void> {
+    this.#refreshTimer = undefined;
+    const due = [...this.#refreshing];
+    for (let i = 0; i < due.length; i += REFRESH_CHUNK) {
+      const chunk = due.slice(i, i + REFRESH_CHUNK);
+      const live = this.#deps.bus.live;
+      const readAt = this.#states.generation;
+      try {
+        const rows = await findSessionStates(
+          this.#deps.db,
+          chunk.map(([id]) => id),
+        );
+        const found = new Map(rows.map((row) => [row.id, row]));
+        // Every state found first: a deletion starts a new generation, which `set` refuses.
+        if (live)
+          for (const [id, previous] of chunk) {
+            const row = found.get(id);
+            if (!row) continue;
+            // The same state while nothing changed: answers are kept by its user object.
+            const now = stateOf(row);
+            this.#states.set(id, isDeepStrictEqual(now, previous) ? previous : now, readAt);
+          }
+        for (const [id] of chunk) if (!found.has(id)) this.#states.delete(id);
+      } catch {
+        // The database is away: the entries end as they would have, then a use reads them.
+      } finally {
+        for (const [id] of chunk) this.#refreshing.delete(id);
+      }
+    }
   }
 }
 
@@ -92,4 +161,22 @@ export async function findSessionState(db: Kysely<Schema>, tenantId: string, id:
     .where('s.tenant_id', '=', tenantId)
     .where('s.id', '=', id)
     .executeTakeFirst();
+}
+
+/** `findSessionState` for several sessions (by id alone: ids are unique), in one query. */
+async function findSessionStates(db: Kysely<Schema>, ids: string[]) {
+  return db
+    .selectFrom('sessions as s')
+    .innerJoin('users as u', 'u.id', 's.user_id')
+    .select([
+      's.id',
+      's.user_id',
+      's.revoked_at',
+      's.expires_at',
+      'u.disabled_at',
+      'u.email',
+      'u.roles',
+    ])
+    .where('s.id', 'in', ids)
+    .execute();
 }
