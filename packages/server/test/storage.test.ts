@@ -377,6 +377,43 @@ describe.each(DIALECTS)('storage on %s', (dialect) => {
         expect((await usedAt()).filter((at) => at !== null)).toHaveLength(1);
       });
 
+      it('writes the uses of many keys in chunks, the event loop turning between them', async () => {
+        // One UPDATE of 500 rows held the event loop 21 ms on a 10,000-tenant SQLite file.
+        const t = await tenant();
+        const made = [];
+        for (let i = 0; i < 250; i++) made.push(await createKey(db(), t.id, { kind: 'secret' }));
+        const events: string[] = [];
+        const counting = db().withPlugin({
+          transformQuery: (args) => {
+            if (args.node.kind === 'UpdateQueryNode') events.push('update');
+            return args.node;
+          },
+          transformResult: async (args) => args.result,
+        });
+        const resolver = new KeyResolver(counting, localBus({ cache: true }));
+        for (const { plaintext } of made) expect(await resolver.resolve(plaintext)).toBeDefined();
+        let flushing = true;
+        const turn = () => {
+          if (!flushing) return;
+          if (events.at(-1) !== 'turn') events.push('turn');
+          setImmediate(turn);
+        };
+        setImmediate(turn);
+        await resolver.flushUses();
+        flushing = false;
+        const updates = events.filter((e) => e === 'update');
+        expect(updates).toHaveLength(3);
+        // Between two writes, a turn of the event loop (where waiting requests are read).
+        const writes = events.slice(events.indexOf('update'));
+        expect(writes.join(' ')).toMatch(/^update turn update turn update/);
+        const written = await db()
+          .selectFrom('api_keys')
+          .select('last_used_at')
+          .where('tenant_id', '=', t.id)
+          .execute();
+        expect(written.filter((row) => row.last_used_at !== null)).toHaveLength(250);
+      });
+
       it('gives production tenants sk_prod_ and pk_live_ keys', async () => {
         const t = await tenant({ environment: 'production' });
         const secret = await createKey(db(), t.id, { kind: 'secret' });
