@@ -29,6 +29,7 @@ import {
   startApp,
   type TestApp,
   type TestTenant,
+  watchQueries,
 } from './support.js';
 
 const PASSWORD = 'correct horse battery staple';
@@ -229,12 +230,8 @@ describe.each(CACHING)('cached introspection on %s', (dialect) => {
       Array.from({ length: 12 }, () => createKey(db, tenant.tenant.id, { kind: 'secret' })),
     );
     const statements: string[] = [];
-    const counting = db.withPlugin({
-      transformQuery: (args) => {
-        if (args.node.kind === 'SelectQueryNode') statements.push(args.queryId.queryId);
-        return args.node;
-      },
-      transformResult: async (args) => args.result,
+    const counting = watchQueries(db, (kind) => {
+      if (kind === 'SelectQueryNode') statements.push(kind);
     });
     const resolver = new KeyResolver(counting, localBus({ cache: true }));
     vi.useFakeTimers({ toFake: ['Date'] });
@@ -274,12 +271,8 @@ describe.each(CACHING)('cached introspection on %s', (dialect) => {
     const signed = await Promise.all(Array.from({ length: 6 }, () => session(tenant)));
     const claims = signed.map((s) => decodeJwt(s.accessToken) as { sid: string; sub: string });
     const statements: string[] = [];
-    const counting = db.withPlugin({
-      transformQuery: (args) => {
-        if (args.node.kind === 'SelectQueryNode') statements.push(args.queryId.queryId);
-        return args.node;
-      },
-      transformResult: async (args) => args.result,
+    const counting = watchQueries(db, (kind) => {
+      if (kind === 'SelectQueryNode') statements.push(kind);
     });
     const states = new SessionStates({ db: counting, bus: localBus({ cache: true }) });
     const revoked = claims[2] as { sid: string; sub: string };

@@ -19,7 +19,7 @@ import {
   pendingMigrations,
   type Schema,
 } from '../src/storage/index.js';
-import { DIALECTS, freshDatabaseUrl, HAVE_POSTGRES, PG_URL } from './support.js';
+import { DIALECTS, freshDatabaseUrl, HAVE_POSTGRES, PG_URL, watchQueries } from './support.js';
 
 /** The request path's key lookup, without a cache (no bus tells it about changes here). */
 const resolveKey = (db: Kysely<Schema>, presented: string) =>
@@ -383,12 +383,8 @@ describe.each(DIALECTS)('storage on %s', (dialect) => {
         const made = [];
         for (let i = 0; i < 250; i++) made.push(await createKey(db(), t.id, { kind: 'secret' }));
         const events: string[] = [];
-        const counting = db().withPlugin({
-          transformQuery: (args) => {
-            if (args.node.kind === 'UpdateQueryNode') events.push('update');
-            return args.node;
-          },
-          transformResult: async (args) => args.result,
+        const counting = watchQueries(db(), (kind) => {
+          if (kind === 'UpdateQueryNode') events.push('update');
         });
         const resolver = new KeyResolver(counting, localBus({ cache: true }));
         for (const { plaintext } of made) expect(await resolver.resolve(plaintext)).toBeDefined();

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import type { FastifyListenOptions } from 'fastify';
 import { Redis } from 'ioredis';
+import type { Kysely } from 'kysely';
 import pg from 'pg';
 import { type App, type BuildOptions, buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config/config.js';
@@ -19,7 +20,12 @@ import type { Scope } from '../src/modules/keys/index.js';
 import { provisionTenant } from '../src/modules/provisioning/index.js';
 import type { Tenant } from '../src/modules/tenants/index.js';
 import type { SignInPolicy } from '../src/modules/users/index.js';
-import { type DialectName, migrateToLatest, openDatabase } from '../src/storage/index.js';
+import {
+  type DialectName,
+  migrateToLatest,
+  openDatabase,
+  type Schema,
+} from '../src/storage/index.js';
 import { startTracing, stopTracing } from '../src/tracing/tracing.js';
 
 export const PG_URL = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -347,4 +353,18 @@ export async function eventually<T>(probe: () => Promise<T | undefined>): Promis
     if (value !== undefined) return value;
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
+}
+
+/**
+ * `db` telling `seen` the kind of each query it runs (`SelectQueryNode`, `UpdateQueryNode`, …),
+ * as the query is compiled, just before it goes to the database.
+ */
+export function watchQueries(db: Kysely<Schema>, seen: (kind: string) => void): Kysely<Schema> {
+  return db.withPlugin({
+    transformQuery: (args) => {
+      seen(args.node.kind);
+      return args.node;
+    },
+    transformResult: async (args) => args.result,
+  });
 }

@@ -1,6 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import type { Kysely } from 'kysely';
+import { ReadAhead } from '../../cache/read-ahead.js';
 import { TtlCache } from '../../cache/ttl-cache.js';
 import { defaults, type Environment } from '../../config/defaults.js';
 import { sha256Hex } from '../../crypto/hash.js';
@@ -165,17 +166,13 @@ export interface KeyCacheBus {
  * Resolves keys on every authenticated request; caches live keys (never misses) while
  * the bus can tell it about revocations and tenant changes, and asks the database otherwise.
  */
-/** A cached key used within this of its entry's end is read again (see #refresh). */
+/** A cached key used within this of its entry's end is read again (see #readAhead). */
 const REFRESH_BEFORE_MS = defaults.keyCacheMs / 6;
-/** Keys due to be read again are gathered this long, then read together (see #refresh). */
-const REFRESH_GATHER_MS = 250;
 
 /** A key's use is written at most this often by one process (the key list's "last used"). */
 const USE_WRITE_MS = 60_000;
 /** Uses to write are gathered this long, then written together. */
 const USE_FLUSH_MS = 1_000;
-/** Hashes per … IN (…) of keys read again: well under either database's parameter limit. */
-const READ_CHUNK = 500;
 /**
  * Keys per UPDATE of their uses, the event loop turning between two: on a 10,000-tenant
  * SQLite file each row is a page of its own, and 500 rows held the loop 5 to 6 ms (every
@@ -216,9 +213,11 @@ export class KeyResolver {
   /** Keys used since the last write of uses: written together (see flushUses). */
   #pendingUses = new Set<string>();
   #usesTimer: NodeJS.Timeout | undefined;
-  /** Keys to be read again before their entry ends, by hash, with their cached entry. */
-  readonly #refreshing = new Map<string, CachedKey>();
-  #refreshTimer: NodeJS.Timeout | undefined;
+  /**
+   * A key used near the end of its entry is read again meanwhile, so that a busy key never
+   * waits for the database (a thousand keys cached together would end together).
+   */
+  readonly #readAhead: ReadAhead<CachedKey, { key: ApiKeyRow; tenant: TenantRow }>;
   /**
    * The hashes of keys found live in the cache, by the key as presented: a busy key is not
    * hashed again on every request (a SHA-256, about 3 % of a warm introspection). Only live
@@ -230,6 +229,16 @@ export class KeyResolver {
   constructor(db: Kysely<Schema>, bus: KeyCacheBus) {
     this.#db = db;
     this.#bus = bus;
+    this.#readAhead = new ReadAhead({
+      cache: this.#cache,
+      live: () => bus.live,
+      beforeMs: REFRESH_BEFORE_MS,
+      read: (hashes) => findLiveKeysByHashes(db, hashes),
+      renew: (found, previous) => ({
+        context: unchanged(previous.context, found),
+        usedAt: previous.usedAt,
+      }),
+    });
     // A key's change drops that key, a tenant's its keys: rare for one tenant, but with
     // thousands of tenants frequent enough that dropping everything kept them all cold.
     bus.onInvalidate((topic) => {
@@ -288,57 +297,8 @@ export class KeyResolver {
       held.usedAt = now;
       this.#used(held.context.key.id);
     }
-    if (cached.expires - now < REFRESH_BEFORE_MS) this.#refresh(hash, held);
+    this.#readAhead.used(hash, cached, now);
     return held.context;
-  }
-
-  /**
-   * A key used near the end of its entry is read again meanwhile, so that a busy key never
-   * waits for the database (a thousand keys cached together would end together); the
-   * entry still comes from the database at least every `keyCacheMs`. The keys due are
-   * gathered for `REFRESH_GATHER_MS` and read in one query per `READ_CHUNK`: a thousand busy
-   * tenants' keys, cached within a second of each other, come due together, and a query
-   * each cost 0.1 to 0.5 ms of the event loop on a 10,000-tenant SQLite file (issue 31).
-   */
-  #refresh(hash: string, previous: CachedKey): void {
-    if (this.#refreshing.has(hash)) return;
-    this.#refreshing.set(hash, previous);
-    if (this.#refreshTimer) return;
-    this.#refreshTimer = setTimeout(() => void this.#readAgain(), REFRESH_GATHER_MS);
-    this.#refreshTimer.unref();
-  }
-
-  /** Reads the gathered keys again (see #refresh); a key gone or revoked leaves the cache. */
-  async #readAgain(): Promise<void> {
-    this.#refreshTimer = undefined;
-    const due = [...this.#refreshing];
-    for (let i = 0; i < due.length; i += READ_CHUNK) {
-      const chunk = due.slice(i, i + READ_CHUNK);
-      const live = this.#bus.live;
-      const readAt = this.#cache.generation;
-      try {
-        const found = await findLiveKeysByHashes(
-          this.#db,
-          chunk.map(([hash]) => hash),
-        );
-        // Every key found first: a deletion starts a new generation, which `set` refuses.
-        if (live)
-          for (const [hash, previous] of chunk) {
-            const now = found.get(hash);
-            if (now)
-              this.#cache.set(
-                hash,
-                { context: unchanged(previous.context, now), usedAt: previous.usedAt },
-                readAt,
-              );
-          }
-        for (const [hash] of chunk) if (!found.has(hash)) this.#cache.delete(hash);
-      } catch {
-        // The database is away: the entries end as they would have, then a use reads them.
-      } finally {
-        for (const [hash] of chunk) this.#refreshing.delete(hash);
-      }
-    }
   }
 
   /**

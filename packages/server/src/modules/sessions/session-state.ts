@@ -1,6 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { Kysely } from 'kysely';
 import type { InvalidationBus } from '../../cache/invalidation.js';
+import { ReadAhead } from '../../cache/read-ahead.js';
 import { TtlCache } from '../../cache/ttl-cache.js';
 import { defaults } from '../../config/defaults.js';
 import type { Schema } from '../../storage/index.js';
@@ -25,12 +26,8 @@ export interface StateDeps {
   onCacheLookup?: ((hit: boolean) => void) | undefined;
 }
 
-/** A cached state used within this of its entry's end is read again (see #refresh). */
+/** A cached state used within this of its entry's end is read again (see #readAhead). */
 const REFRESH_BEFORE_MS = defaults.sessions.stateCacheMs / 6;
-/** States due to be read again are gathered this long, then read together. */
-const REFRESH_GATHER_MS = 250;
-/** Sessions per `… IN (…)`: well under SQLite's and PostgreSQL's parameter limits. */
-const REFRESH_CHUNK = 500;
 
 type StateRow = { user_id: string } & Pick<
   NonNullable<Awaited<ReturnType<typeof findSessionState>>>,
@@ -54,12 +51,29 @@ export class SessionStates {
   readonly #deps: StateDeps;
   /** sid -> state, only while the invalidation bus is live. */
   readonly #states = new TtlCache<SessionState>(defaults.sessions.stateCacheMs);
-  /** States to be read again before their entry ends, by session id, with the cached state. */
-  readonly #refreshing = new Map<string, SessionState>();
-  #refreshTimer: NodeJS.Timeout | undefined;
+  /**
+   * A state used near the end of its entry is read again meanwhile, as a busy key is: a
+   * thousand sessions first asked about within a second would otherwise end together, and
+   * each of their next requests wait for a query of its own (issue 31).
+   */
+  readonly #readAhead: ReadAhead<SessionState, StateRow>;
 
   constructor(deps: StateDeps) {
     this.#deps = deps;
+    this.#readAhead = new ReadAhead({
+      cache: this.#states,
+      live: () => deps.bus.live,
+      beforeMs: REFRESH_BEFORE_MS,
+      read: async (ids) =>
+        new Map<string, StateRow>(
+          (await findSessionStates(deps.db, ids)).map((row) => [row.id, row]),
+        ),
+      // The same state while nothing changed: answers are kept by its user object.
+      renew: (row, previous) => {
+        const now = stateOf(row);
+        return isDeepStrictEqual(now, previous) ? previous : now;
+      },
+    });
     deps.bus.onInvalidate((topic) => {
       if (topic === '*') return this.#states.clear();
       const [kind, id] = topic.split(':');
@@ -97,56 +111,9 @@ export class SessionStates {
     const entry = this.#deps.bus.live ? this.#states.entry(sessionId) : undefined;
     this.#deps.onCacheLookup?.(entry !== undefined);
     if (!entry) return null;
+    this.#readAhead.used(sessionId, entry, Date.now());
     const state = entry.value;
-    if (entry.expires - Date.now() < REFRESH_BEFORE_MS) this.#refresh(sessionId, state);
     return state.active && state.userId === userId ? state.user : undefined;
-  }
-
-  /**
-   * A state used near the end of its entry is read again meanwhile, as a busy key is
-   * (KeyResolver): a thousand sessions first asked about within a second would otherwise
-   * end together, and each of their next requests wait for its own query (issue 31). The
-   * states due are gathered for `REFRESH_GATHER_MS` and read in one query per chunk; the
-   * entry still comes from the database at least every `stateCacheMs`.
-   */
-  #refresh(sessionId: string, previous: SessionState): void {
-    if (this.#refreshing.has(sessionId)) return;
-    this.#refreshing.set(sessionId, previous);
-    if (this.#refreshTimer) return;
-    this.#refreshTimer = setTimeout(() => void this.#readAgain(), REFRESH_GATHER_MS);
-    this.#refreshTimer.unref();
-  }
-
-  /** Reads the gathered states again (see #refresh); a session gone leaves the cache. */
-  async #readAgain(): Promise<void> {
-    this.#refreshTimer = undefined;
-    const due = [...this.#refreshing];
-    for (let i = 0; i < due.length; i += REFRESH_CHUNK) {
-      const chunk = due.slice(i, i + REFRESH_CHUNK);
-      const live = this.#deps.bus.live;
-      const readAt = this.#states.generation;
-      try {
-        const rows = await findSessionStates(
-          this.#deps.db,
-          chunk.map(([id]) => id),
-        );
-        const found = new Map(rows.map((row) => [row.id, row]));
-        // Every state found first: a deletion starts a new generation, which `set` refuses.
-        if (live)
-          for (const [id, previous] of chunk) {
-            const row = found.get(id);
-            if (!row) continue;
-            // The same state while nothing changed: answers are kept by its user object.
-            const now = stateOf(row);
-            this.#states.set(id, isDeepStrictEqual(now, previous) ? previous : now, readAt);
-          }
-        for (const [id] of chunk) if (!found.has(id)) this.#states.delete(id);
-      } catch {
-        // The database is away: the entries end as they would have, then a use reads them.
-      } finally {
-        for (const [id] of chunk) this.#refreshing.delete(id);
-      }
-    }
   }
 }
 
