@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { Decision } from '../src/modules/rate-limit/index.js';
+import { type Decision, planWindows, tenantPlan } from '../src/modules/rate-limit/index.js';
 import { PlanCounter } from '../src/modules/rate-limit/plan-counter.js';
 import { HAVE_REDIS, REDIS_URL } from './support.js';
 
@@ -35,6 +35,35 @@ describe('plan counter in memory', () => {
     );
     expect(answers.some((a) => a instanceof Promise)).toBe(false);
     expect(answers.filter((a) => (a as Decision).allowed)).toHaveLength(1000);
+    void counter.close();
+  });
+});
+
+describe('plan counters of many tenants', () => {
+  it('tenants on the same limits share their windows, never their counts', () => {
+    const counter = new PlanCounter({ keyPrefix: 'plans' });
+    const limits = () => ({ rps: 3, rpm: 100 });
+    const a = { id: 'tenant-a', limits: limits() };
+    const b = { id: 'tenant-b', limits: limits() };
+    const other = { id: 'tenant-c', limits: { rps: 4, rpm: 100 } };
+    // One set of windows per figures (and so one policy header), one counter per tenant.
+    expect(planWindows(a.limits)).toBe(planWindows(b.limits));
+    expect(planWindows(other.limits)).not.toBe(planWindows(a.limits));
+    expect(tenantPlan(a)).toBe(tenantPlan(a));
+    expect([tenantPlan(a).key, tenantPlan(b).key]).toEqual(['tenant:tenant-a', 'tenant:tenant-b']);
+    const take = (t: typeof a) => {
+      const plan = tenantPlan(t);
+      return counter.consume(plan.key, plan.windows) as Decision;
+    };
+    expect([1, 2, 3, 4].map(() => take(a).allowed)).toEqual([true, true, true, false]);
+    // b's second is its own, and so is c's, on other windows.
+    expect(take(b).consumed).toEqual([1, 1]);
+    expect(take(other).stateHeader).toBe('"second";r=3;t=1, "minute";r=99;t=60');
+    expect(take(b).policyHeader).toBe('"second";q=3;w=1, "minute";q=100;w=60');
+    // A tenant read again (a new object, as after a change elsewhere) counts on where it was.
+    const again = { id: 'tenant-a', limits: limits() };
+    expect(tenantPlan(again)).not.toBe(tenantPlan(a));
+    expect(take(again)).toMatchObject({ allowed: false, consumed: [3, 3] });
     void counter.close();
   });
 });

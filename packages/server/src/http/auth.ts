@@ -10,9 +10,9 @@ import {
 } from '../modules/keys/index.js';
 import {
   addressBucket,
-  planWindows,
   rateLimited,
   rateLimitHeaders,
+  tenantPlan,
 } from '../modules/rate-limit/index.js';
 import { bearerToken } from './bearer.js';
 import type { ApiCaller, AppContext } from './context.js';
@@ -123,9 +123,8 @@ export function rateLimitTenant(ctx: AppContext): onRequestHookHandler {
     if (!tenant) return;
     // Counted in memory unless the decision needs Redis: no await for nothing.
     // The introspection fast path may have counted it already before handing it over.
-    const counted =
-      countedPlan(request.raw) ??
-      ctx.limiter.consumePlan(`tenant:${tenant.id}`, planWindows(tenant.limits));
+    const plan = tenantPlan(tenant);
+    const counted = countedPlan(request.raw) ?? ctx.limiter.consumePlan(plan.key, plan.windows);
     const decision = counted instanceof Promise ? await counted : counted;
     reply.headers(rateLimitHeaders(decision));
     if (!decision.allowed) {

@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import type { Scope } from '../modules/keys/index.js';
-import { type Decision, planWindows } from '../modules/rate-limit/index.js';
+import { type Decision, tenantPlan } from '../modules/rate-limit/index.js';
 import type { Tenant } from '../modules/tenants/index.js';
 import { bearerToken } from './bearer.js';
 import type { AppContext } from './context.js';
@@ -47,7 +47,8 @@ export function admit(
   const auth = presented === undefined ? null : ctx.keys.resolveCached(presented);
   if (auth?.key.kind !== 'secret' || !auth.key.scopes.includes(scope)) return undefined;
   const { tenant } = auth;
-  const decision = ctx.limiter.consumePlan(`tenant:${tenant.id}`, planWindows(tenant.limits));
+  const plan = tenantPlan(tenant);
+  const decision = ctx.limiter.consumePlan(plan.key, plan.windows);
   if (decision instanceof Promise || !decision.allowed) {
     counted.set(request, decision);
     return undefined;

@@ -61,14 +61,25 @@ export function hashKey(key: string): string {
   return sha256Hex(key);
 }
 
+/**
+ * A kind or scope as read from the database, as this module's own constant where it is one.
+ * Every request checks its key's kind and scope (`kind === 'secret'`, `scopes.includes`):
+ * two equal strings that are one object compare at once, two copies by their characters,
+ * and a thousand tenants' keys are a thousand copies, each a cache miss (issue 31).
+ */
+const CANONICAL = new Map<string, string>(
+  [...SCOPES, 'secret', 'publishable'].map((name) => [name, name]),
+);
+const canonical = (name: string): string => CANONICAL.get(name) ?? name;
+
 export function toApiKey(row: ApiKeyRow): ApiKey {
   return {
     id: row.id,
     tenantId: row.tenant_id,
-    kind: row.kind,
+    kind: canonical(row.kind) as KeyKind,
     display: `${row.prefix}…${row.last4}`,
     publishableKey: row.publishable,
-    scopes: row.scopes ? (row.scopes.split(' ') as Scope[]) : [],
+    scopes: row.scopes ? (row.scopes.split(' ').map(canonical) as Scope[]) : [],
     name: row.name,
     createdAt: new Date(row.created_at).toISOString(),
     revokedAt: row.revoked_at === null ? null : new Date(row.revoked_at).toISOString(),
@@ -199,6 +210,11 @@ function unchanged(previous: KeyContext, found: { key: ApiKeyRow; tenant: Tenant
 interface CachedKey {
   readonly context: KeyContext;
   usedAt: number;
+  /**
+   * The key's hash: the very string the entry is cached under, which `#hashes` hands back,
+   * so that a request finds its entry by identity, not by comparing 64 characters.
+   */
+  readonly hash: string;
 }
 
 export class KeyResolver {
@@ -237,6 +253,7 @@ export class KeyResolver {
       renew: (found, previous) => ({
         context: unchanged(previous.context, found),
         usedAt: previous.usedAt,
+        hash: previous.hash,
       }),
     });
     // A key's change drops that key, a tenant's its keys: rare for one tenant, but with
@@ -273,8 +290,17 @@ export class KeyResolver {
       this.#touched.set(id, now);
       this.#used(id);
     }
-    if (live) this.#cache.set(hash, { context, usedAt: now }, readAt);
+    if (live) {
+      this.#cache.set(hash, { context, usedAt: now, hash }, readAt);
+      this.#remember(presented, hash);
+    }
     return context;
+  }
+
+  /** `#hashes`: a live key's hash, the string its entry is cached under (CachedKey.hash). */
+  #remember(presented: string, hash: string): void {
+    if (this.#hashes.size >= this.#cache.maxEntries) this.#hashes.clear();
+    this.#hashes.set(presented, hash);
   }
 
   /**
@@ -287,17 +313,14 @@ export class KeyResolver {
     if (hash === undefined) return undefined;
     const cached = this.#bus.live ? this.#cache.entry(hash) : undefined;
     if (!cached) return null;
-    if (known === undefined) {
-      if (this.#hashes.size >= this.#cache.maxEntries) this.#hashes.clear();
-      this.#hashes.set(presented, hash);
-    }
-    const now = Date.now();
     const held = cached.value;
+    if (known === undefined) this.#remember(presented, held.hash);
+    const now = Date.now();
     if (now - held.usedAt >= USE_WRITE_MS) {
       held.usedAt = now;
       this.#used(held.context.key.id);
     }
-    this.#readAhead.used(hash, cached, now);
+    this.#readAhead.used(held.hash, cached, now);
     return held.context;
   }
 

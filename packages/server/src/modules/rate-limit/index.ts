@@ -11,6 +11,14 @@ import type { RateLimits } from '../tenants/index.js';
 import type { Decision, Window } from './rate-limit.service.js';
 
 const windowsOf = new WeakMap<RateLimits, readonly Window[]>();
+/**
+ * The windows of each plan's limits, by their figures: the tenants of one plan share one
+ * set of windows, and so their RateLimit-Policy header and window ids. A request reads its
+ * windows and writes that header, and a thousand tenants' copies of them were a thousand
+ * places in memory to miss (issue 31). Bounded: past it, new limits start a new set.
+ */
+const windowsByFigures = new Map<string, readonly Window[]>();
+const SHARED_WINDOWS = 1_000;
 
 /**
  * The two windows of a plan (docs/design.md §4.4): requests per second and per minute.
@@ -20,13 +28,42 @@ const windowsOf = new WeakMap<RateLimits, readonly Window[]>();
 export function planWindows(limits: RateLimits): readonly Window[] {
   let windows = windowsOf.get(limits);
   if (!windows) {
-    windows = Object.freeze([
-      { name: 'second', quota: limits.rps, seconds: 1 },
-      { name: 'minute', quota: limits.rpm, seconds: 60 },
-    ]);
+    const figures = `${limits.rps}:${limits.rpm}`;
+    windows = windowsByFigures.get(figures);
+    if (!windows) {
+      windows = Object.freeze([
+        { name: 'second', quota: limits.rps, seconds: 1 },
+        { name: 'minute', quota: limits.rpm, seconds: 60 },
+      ]);
+      if (windowsByFigures.size >= SHARED_WINDOWS) windowsByFigures.clear();
+      windowsByFigures.set(figures, windows);
+    }
     windowsOf.set(limits, windows);
   }
   return windows;
+}
+
+/** What a tenant's secret-key requests are counted under: its counter's key and windows. */
+export interface TenantPlan {
+  readonly key: string;
+  readonly windows: readonly Window[];
+}
+
+const plans = new WeakMap<{ id: string; limits: RateLimits }, TenantPlan>();
+
+/**
+ * A tenant's plan counter (`tenant:<id>`) and windows, made once per tenant object: every
+ * API request is counted under them, and one string kept is looked up by its hash, already
+ * known, and found by identity, where a string built per request is hashed and compared
+ * character by character each time (issue 31).
+ */
+export function tenantPlan(tenant: { id: string; limits: RateLimits }): TenantPlan {
+  let plan = plans.get(tenant);
+  if (!plan) {
+    plan = { key: `tenant:${tenant.id}`, windows: planWindows(tenant.limits) };
+    plans.set(tenant, plan);
+  }
+  return plan;
 }
 
 /** The RateLimit-Policy and RateLimit headers of a decision (draft-ietf-httpapi-ratelimit-headers). */
