@@ -441,6 +441,39 @@ describe('cache bounds', () => {
     expect(cache.get('d')).toBeUndefined();
   });
 
+  it('an entry handed out reads as ended once the cache drops it, and lives on when set again unchanged', () => {
+    // KeyResolver keeps the entries it was handed, by the key as presented: a revoked key,
+    // a changed tenant, eviction or a clear must end them there too.
+    const cache = new TtlCache<{ n: number }>(60_000, 3);
+    const value = { n: 1 };
+    const kept = cache.set('a', value);
+    expect(kept?.expires).toBeGreaterThan(Date.now());
+    // Read again unchanged (the read-ahead): the same entry, still live, with a new end.
+    expect(cache.set('a', value)).toBe(kept);
+    expect(cache.entry('a')).toBe(kept);
+    // A new value: the old entry ends, the new one is live.
+    const changed = cache.set('a', { n: 2 });
+    expect(kept?.expires).toBe(0);
+    expect(changed?.expires).toBeGreaterThan(0);
+    // Deleted, deleted by match, evicted as the oldest, cleared: each ends where it is held.
+    cache.delete('a');
+    expect(changed?.expires).toBe(0);
+    const b = cache.set('b', { n: 3 });
+    const c = cache.set('c', { n: 4 });
+    cache.deleteWhere((v) => v.n === 3);
+    expect([b?.expires, (c?.expires ?? 0) > 0]).toEqual([0, true]);
+    const d = cache.set('d', { n: 5 });
+    cache.set('e', { n: 6 });
+    cache.set('f', { n: 7 });
+    expect([c?.expires, cache.size]).toEqual([0, 3]);
+    cache.clear();
+    expect(d?.expires).toBe(0);
+    // A read from before an invalidation is not cached, and nothing is handed out.
+    const readAt = cache.generation;
+    cache.delete('x');
+    expect(cache.set('g', { n: 8 }, readAt)).toBeUndefined();
+  });
+
   it('an entry ends at its own expiry when that comes before the TTL', () => {
     const cache = new TtlCache<number>(60_000, 10);
     cache.set('past', 1, undefined, Date.now() - 1);

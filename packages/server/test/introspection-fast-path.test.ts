@@ -235,6 +235,21 @@ describe.each(MODES)('introspection fast path on $name', ({ dialect, env }) => {
       expect(second).toMatchObject({ status: 200, fast: 1, before: 0, after: 0 });
     });
 
+    it('hands over a cached secret key without the introspection scope, which Fastify refuses', async () => {
+      // The fast path reads a cached key's scopes as bits (CachedKey.secretScopes).
+      const { plaintext } = await createKey(app.ctx.database.db, t.tenant.id, {
+        kind: 'secret',
+        scopes: ['users:read', 'users:write', 'sessions:write'],
+      });
+      const headers = { ...bearerJson(t), authorization: `Bearer ${plaintext}` };
+      const asked = [];
+      for (let i = 0; i < 2; i++) asked.push(await count(headers, JSON.stringify({ token })));
+      // The second time the key is cached: handed over all the same, before the body.
+      for (const answer of asked)
+        expect(answer).toMatchObject({ status: 403, fast: 0, before: 1, after: 0 });
+      expect(app.ctx.keys.cachedKey(plaintext)?.secretScopes).toBe(0b0111);
+    });
+
     it('hands over a body it cannot answer, which Fastify then reads from memory', async () => {
       await count(bearerJson(t), JSON.stringify({ token }));
       const bad = await count(bearerJson(t), '{"token":');

@@ -68,6 +68,41 @@ describe('plan counters of many tenants', () => {
   });
 });
 
+describe('plan counter handles', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('a kept handle and the key count in the same windows, also after a sweep', async () => {
+    // The introspection fast path counts through a handle kept on the cached key; Fastify's
+    // path by the key. A window the sweep dropped while a handle still held it must not
+    // split the count in two.
+    vi.useFakeTimers({ toFake: ['Date'] });
+    const counter = new PlanCounter({ keyPrefix: 'held', flushMs: 60_000 });
+    const windows = [
+      { name: 'second', quota: 5, seconds: 1 },
+      { name: 'minute', quota: 100, seconds: 60 },
+    ];
+    const handle = { planKey: 'tenant:t', windows, slots: undefined as unknown };
+    const viaHandle = () => counter.consumeHeld(handle) as Decision;
+    const viaKey = () => counter.consume('tenant:t', windows) as Decision;
+    expect([viaHandle(), viaKey(), viaHandle()].map((d) => d.consumed)).toEqual([
+      [1, 1],
+      [2, 2],
+      [3, 3],
+    ]);
+    // The second ends, and a sweep drops it; the key's next request starts it over.
+    vi.advanceTimersByTime(1_500);
+    await counter.flush();
+    expect(viaKey().consumed).toEqual([1, 4]);
+    // The handle still holds the dropped window: it counts in the key's new one.
+    expect(viaHandle().consumed).toEqual([2, 5]);
+    expect([viaKey(), viaHandle(), viaKey()].map((d) => d.allowed)).toEqual([true, true, true]);
+    expect(viaHandle()).toMatchObject({ allowed: false, consumed: [5, 8] });
+    await counter.close();
+  });
+});
+
 describe('plan counter windows that end', () => {
   afterEach(() => {
     vi.useRealTimers();

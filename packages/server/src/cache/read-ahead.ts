@@ -50,9 +50,10 @@ export class ReadAhead<V, Found> {
     const due = [...this.#due];
     for (let i = 0; i < due.length; i += CHUNK) {
       const chunk = due.slice(i, i + CHUNK);
-      const caching = live();
-      const readAt = cache.generation;
       try {
+        // In the try: on SQLite it reads the database, which may be closed by now.
+        const caching = live();
+        const readAt = cache.generation;
         const found = await read(chunk.map(([key]) => key));
         // Every entry found first: a deletion starts a new generation, which `set` refuses.
         if (caching)

@@ -1,6 +1,26 @@
-/** A bounded in-process map whose entries expire; the oldest entry goes first when full. */
+/** An entry as `entry` and `set` hand it out. */
+export interface CacheEntry<V> {
+  readonly value: V;
+  /** When it ends (epoch ms); 0 once the cache has dropped it (see `TtlCache`). */
+  readonly expires: number;
+}
+
+interface HeldEntry<V> {
+  value: V;
+  expires: number;
+}
+
+/**
+ * A bounded in-process map whose entries expire; the oldest entry goes first when full.
+ *
+ * An entry handed out may be kept and used again while its `expires` is ahead: the cache
+ * sets it to 0 when it drops the entry (a deletion, a new value, eviction, clear), so a
+ * holder never uses a value the cache no longer holds. Setting the same value again keeps
+ * the entry and moves its end. So a caller can find an entry by something other than its
+ * key with one look-up of its own (KeyResolver finds a key's entry by the key as presented).
+ */
 export class TtlCache<V> {
-  readonly #entries = new Map<string, { value: V; expires: number }>();
+  readonly #entries = new Map<string, HeldEntry<V>>();
   #generation = 0;
 
   /**
@@ -21,7 +41,7 @@ export class TtlCache<V> {
   }
 
   /** The value and when it ends (epoch ms), for a caller that reads it again before then. */
-  entry(key: string): { value: V; expires: number } | undefined {
+  entry(key: string): CacheEntry<V> | undefined {
     const entry = this.#entries.get(key);
     if (!entry) return undefined;
     if (entry.expires <= Date.now()) {
@@ -31,15 +51,39 @@ export class TtlCache<V> {
     return entry;
   }
 
-  /** `expiresAt` (epoch ms) shortens the entry's life below the cache's TTL. */
-  set(key: string, value: V, readAt?: number, expiresAt = Number.POSITIVE_INFINITY): void {
+  /**
+   * `expiresAt` (epoch ms) shortens the entry's life below the cache's TTL. Returns the
+   * entry, or undefined when it was not cached (a read from before an invalidation).
+   */
+  set(
+    key: string,
+    value: V,
+    readAt?: number,
+    expiresAt = Number.POSITIVE_INFINITY,
+  ): CacheEntry<V> | undefined {
     if (this.ttlMs <= 0 || (readAt !== undefined && readAt !== this.#generation)) return;
-    this.#entries.delete(key);
-    if (this.#entries.size >= this.maxEntries) {
-      const oldest = this.#entries.keys().next().value;
-      if (oldest !== undefined) this.#entries.delete(oldest);
+    const expires = Math.min(Date.now() + this.ttlMs, expiresAt);
+    const previous = this.#entries.get(key);
+    if (previous !== undefined) {
+      this.#entries.delete(key);
+      // The same value again: the same entry, with its new end (and last in line).
+      if (previous.value === value && previous.expires > 0) {
+        previous.expires = expires;
+        this.#entries.set(key, previous);
+        return previous;
+      }
+      previous.expires = 0;
     }
-    this.#entries.set(key, { value, expires: Math.min(Date.now() + this.ttlMs, expiresAt) });
+    if (this.#entries.size >= this.maxEntries) {
+      const oldest = this.#entries.entries().next().value;
+      if (oldest !== undefined) {
+        oldest[1].expires = 0;
+        this.#entries.delete(oldest[0]);
+      }
+    }
+    const entry = { value, expires };
+    this.#entries.set(key, entry);
+    return entry;
   }
 
   get size(): number {
@@ -48,17 +92,25 @@ export class TtlCache<V> {
 
   delete(key: string): void {
     this.#generation++;
+    const entry = this.#entries.get(key);
+    if (entry === undefined) return;
+    entry.expires = 0;
     this.#entries.delete(key);
   }
 
   /** Drops every entry whose value matches. */
   deleteWhere(match: (value: V) => boolean): void {
     this.#generation++;
-    for (const [key, entry] of this.#entries) if (match(entry.value)) this.#entries.delete(key);
+    for (const [key, entry] of this.#entries)
+      if (match(entry.value)) {
+        entry.expires = 0;
+        this.#entries.delete(key);
+      }
   }
 
   clear(): void {
     this.#generation++;
+    for (const entry of this.#entries.values()) entry.expires = 0;
     this.#entries.clear();
   }
 }

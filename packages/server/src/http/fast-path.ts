@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
-import type { Scope } from '../modules/keys/index.js';
-import { type Decision, tenantPlan } from '../modules/rate-limit/index.js';
+import { type Scope, scopeBit } from '../modules/keys/index.js';
+import type { Decision } from '../modules/rate-limit/index.js';
 import type { Tenant } from '../modules/tenants/index.js';
 import { bearerToken } from './bearer.js';
 import type { AppContext } from './context.js';
@@ -44,11 +44,11 @@ export function admit(
   scope: Scope,
 ): { tenant: Tenant; decision: Decision } | undefined {
   const presented = bearerToken(request.headers.authorization, 'sk_');
-  const auth = presented === undefined ? null : ctx.keys.resolveCached(presented);
-  if (auth?.key.kind !== 'secret' || !auth.key.scopes.includes(scope)) return undefined;
-  const { tenant } = auth;
-  const plan = tenantPlan(tenant);
-  const decision = ctx.limiter.consumePlan(plan.key, plan.windows);
+  // One cached record holds everything read here (see CachedKey).
+  const held = presented === undefined ? null : ctx.keys.cachedKey(presented);
+  if (!held || (held.secretScopes & scopeBit(scope)) === 0) return undefined;
+  const { tenant } = held;
+  const decision = ctx.limiter.consumeHeld(held);
   if (decision instanceof Promise || !decision.allowed) {
     counted.set(request, decision);
     return undefined;

@@ -1,6 +1,7 @@
 export { publishableKeyRefused, secretKeyExposed, secretKeyRefused } from './guidance.js';
 export {
   type ApiKey,
+  type CachedKey,
   type CreateKeyInput,
   createKey,
   hashKey,
@@ -13,4 +14,5 @@ export {
   revokeKey,
   SCOPES,
   type Scope,
+  scopeBit,
 } from './keys.service.js';

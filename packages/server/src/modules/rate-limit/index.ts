@@ -1,4 +1,5 @@
 export { addressBucket } from './address.js';
+export type { PlanHandle } from './plan-counter.js';
 export {
   type Decision,
   RateLimitService,

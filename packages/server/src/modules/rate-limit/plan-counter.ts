@@ -50,6 +50,8 @@ interface Slot {
   pending: number;
   /** A Redis call for this slot is under way. */
   busy: boolean;
+  /** In `#unsent`: asked per request without a look-up in that set. */
+  unsent: boolean;
   /** Epoch ms of Redis's last answer about this window, 0 before the first. */
   heardAt: number;
 }
@@ -112,6 +114,17 @@ export interface PlanCounterOptions {
   onStoreError?: (error: unknown) => void;
   /** False while Redis hangs (see cache/redis.ts): then every count stays in memory. */
   storeHealthy?: () => boolean;
+}
+
+/**
+ * A counter a caller keeps between requests, with the slots its last request found
+ * (`consumeHeld`): a thousand tenants' requests each looked their slots up by key, and each
+ * look-up is a miss on that tenant's memory (issue 31). `slots` is the counter's own.
+ */
+export interface PlanHandle {
+  readonly planKey: string;
+  readonly windows: readonly Window[];
+  slots: unknown;
 }
 
 /** The RateLimit-Policy header of a set of windows, and each window's part of a slot id. */
@@ -183,6 +196,7 @@ export class PlanCounter {
         known: 0,
         pending: 0,
         busy: false,
+        unsent: false,
         heardAt: 0,
       };
       this.#slots.set(id, slot);
@@ -208,15 +222,30 @@ export class PlanCounter {
    */
   #current(slot: Slot, now: number): boolean {
     if (slot.end > now) return true;
-    if (slot.busy) return false;
+    // Also not once a sweep has dropped it (a handle may still hold it): `#slot` then
+    // finds or makes the one slot of that window, which every holder then counts in.
+    if (slot.busy || this.#slots.get(slot.id) !== slot) return false;
     // An ended window's counts are never sent (see #flush): they go with it.
-    this.#unsent.delete(slot);
+    this.#settled(slot);
     this.#urgent.delete(slot);
     slot.end = now + slot.window.seconds * 1000;
     slot.known = 0;
     slot.pending = 0;
     slot.heardAt = 0;
     return true;
+  }
+
+  /** The slot holds counts not yet added to Redis (a request counted it here). */
+  #unsettled(slot: Slot): void {
+    if (slot.unsent) return;
+    slot.unsent = true;
+    this.#unsent.add(slot);
+  }
+
+  /** The slot holds nothing more for Redis (sent, or its window ended). */
+  #settled(slot: Slot): void {
+    slot.unsent = false;
+    this.#unsent.delete(slot);
   }
 
   /** May this slot count here, without asking Redis? */
@@ -245,7 +274,21 @@ export class PlanCounter {
    */
   consume(key: string, windows: readonly Window[]): Decision | Promise<Decision> {
     const now = Date.now();
-    const slots = this.#slotsOf(key, windows, now);
+    return this.#count(windows, this.#slotsOf(key, windows, now), now);
+  }
+
+  /** `consume` for a counter the caller keeps (see PlanHandle): the same counts. */
+  consumeHeld(handle: PlanHandle): Decision | Promise<Decision> {
+    const now = Date.now();
+    const held = handle.slots as Slot[] | undefined;
+    if (held?.every((slot) => this.#current(slot, now)))
+      return this.#count(handle.windows, held, now);
+    const slots = this.#slotsOf(handle.planKey, handle.windows, now);
+    handle.slots = slots;
+    return this.#count(handle.windows, slots, now);
+  }
+
+  #count(windows: readonly Window[], slots: Slot[], now: number): Decision | Promise<Decision> {
     if (slots.every((slot) => this.#local(slot))) return this.#admitHere(windows, slots, now);
     return this.#exact(windows, slots);
   }
@@ -260,7 +303,7 @@ export class PlanCounter {
         slot.pending++;
         (counts[i] as number)++;
         if (this.#redis) {
-          this.#unsent.add(slot);
+          this.#unsettled(slot);
           if (this.#pressing(slot)) this.#urgent.add(slot);
         }
       }
@@ -297,7 +340,7 @@ export class PlanCounter {
       // Kept here, added to Redis once it is back within this window; decided here meanwhile.
       slots.forEach((slot, i) => {
         slot.pending += sent[i] as number;
-        if (slot.pending > 0) this.#unsent.add(slot);
+        if (slot.pending > 0) this.#unsettled(slot);
       });
       this.#failing(error);
       return this.#admitHere(windows, slots, Date.now());
@@ -333,7 +376,7 @@ export class PlanCounter {
     } catch (error) {
       slots.forEach((slot, i) => {
         slot.pending += counts[i] as number;
-        if (slot.pending > 0) this.#unsent.add(slot);
+        if (slot.pending > 0) this.#unsettled(slot);
       });
       this.#failing(error);
     } finally {
@@ -399,7 +442,7 @@ export class PlanCounter {
       for (const [key, held] of this.#byKey)
         if (held.slots.some((slot) => slot.end <= now)) this.#byKey.delete(key);
       // An ended window's counts are never sent (also while Redis is down): they go too.
-      for (const slot of this.#unsent) if (slot.end <= now) this.#unsent.delete(slot);
+      for (const slot of this.#unsent) if (slot.end <= now) this.#settled(slot);
       for (const slot of this.#urgent) if (slot.end <= now) this.#urgent.delete(slot);
     }
     if (this.#unsent.size === 0 || this.#redis?.status !== 'ready' || !this.#storeHealthy()) return;
@@ -411,10 +454,10 @@ export class PlanCounter {
     for (const slot of scan ? this.#unsent : this.#urgent) {
       if (slot.busy) continue;
       this.#urgent.delete(slot);
-      if (!this.#unsent.has(slot)) continue;
-      if (slot.end <= now || slot.pending === 0) this.#unsent.delete(slot);
+      if (!slot.unsent) continue;
+      if (slot.end <= now || slot.pending === 0) this.#settled(slot);
       else if (every || this.#pressing(slot) || now - slot.heardAt >= STALE_MS) {
-        this.#unsent.delete(slot);
+        this.#settled(slot);
         due.push(slot);
       }
     }

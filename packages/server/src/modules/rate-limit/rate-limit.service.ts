@@ -5,7 +5,7 @@ import {
   RateLimiterRedis,
   RateLimiterRes,
 } from 'rate-limiter-flexible';
-import { PlanCounter } from './plan-counter.js';
+import { PlanCounter, type PlanHandle } from './plan-counter.js';
 
 export interface Window {
   /** Policy name as it appears in the RateLimit headers. */
@@ -82,6 +82,11 @@ export class RateLimitService {
    */
   consumePlan(key: string, windows: readonly Window[]): Decision | Promise<Decision> {
     return this.#plans.consume(key, windows);
+  }
+
+  /** `consumePlan` for a counter the caller keeps between requests (see PlanHandle). */
+  consumeHeld(handle: PlanHandle): Decision | Promise<Decision> {
+    return this.#plans.consumeHeld(handle);
   }
 
   /** Sends the counts still held in memory to Redis. */
