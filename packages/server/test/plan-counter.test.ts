@@ -50,10 +50,13 @@ describe('plan counters of many tenants', () => {
     expect(planWindows(a.limits)).toBe(planWindows(b.limits));
     expect(planWindows(other.limits)).not.toBe(planWindows(a.limits));
     expect(tenantPlan(a)).toBe(tenantPlan(a));
-    expect([tenantPlan(a).key, tenantPlan(b).key]).toEqual(['tenant:tenant-a', 'tenant:tenant-b']);
+    expect([tenantPlan(a).planKey, tenantPlan(b).planKey]).toEqual([
+      'tenant:tenant-a',
+      'tenant:tenant-b',
+    ]);
     const take = (t: typeof a) => {
       const plan = tenantPlan(t);
-      return counter.consume(plan.key, plan.windows) as Decision;
+      return counter.consume(plan.planKey, plan.windows) as Decision;
     };
     expect([1, 2, 3, 4].map(() => take(a).allowed)).toEqual([true, true, true, false]);
     // b's second is its own, and so is c's, on other windows.
@@ -68,7 +71,7 @@ describe('plan counters of many tenants', () => {
   });
 });
 
-describe('plan counter handles', () => {
+describe('plan counter windows that end', () => {
   afterEach(() => {
     vi.useRealTimers();
   });
@@ -100,12 +103,6 @@ describe('plan counter handles', () => {
     expect([viaKey(), viaHandle(), viaKey()].map((d) => d.allowed)).toEqual([true, true, true]);
     expect(viaHandle()).toMatchObject({ allowed: false, consumed: [5, 8] });
     await counter.close();
-  });
-});
-
-describe('plan counter windows that end', () => {
-  afterEach(() => {
-    vi.useRealTimers();
   });
 
   it('start the ended window over from zero, and only that one', () => {

@@ -1,4 +1,4 @@
-import type { TtlCache } from './ttl-cache.js';
+import type { CacheEntry, TtlCache } from './ttl-cache.js';
 
 /** Entries due are gathered this long, then read together. */
 const GATHER_MS = 250;
@@ -36,7 +36,7 @@ export class ReadAhead<V, Found> {
   }
 
   /** Told of every cache hit: an entry near its end is read again soon. */
-  used(key: string, entry: { value: V; expires: number }, now: number): void {
+  used(key: string, entry: CacheEntry<V>, now: number): void {
     if (entry.expires - now >= this.#options.beforeMs || this.#due.has(key)) return;
     this.#due.set(key, entry.value);
     if (this.#timer) return;

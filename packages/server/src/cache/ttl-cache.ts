@@ -67,7 +67,7 @@ export class TtlCache<V> {
     if (previous !== undefined) {
       this.#entries.delete(key);
       // The same value again: the same entry, with its new end (and last in line).
-      if (previous.value === value && previous.expires > 0) {
+      if (previous.value === value) {
         previous.expires = expires;
         this.#entries.set(key, previous);
         return previous;

@@ -123,8 +123,7 @@ export function rateLimitTenant(ctx: AppContext): onRequestHookHandler {
     if (!tenant) return;
     // Counted in memory unless the decision needs Redis: no await for nothing.
     // The introspection fast path may have counted it already before handing it over.
-    const plan = tenantPlan(tenant);
-    const counted = countedPlan(request.raw) ?? ctx.limiter.consumePlan(plan.key, plan.windows);
+    const counted = countedPlan(request.raw) ?? ctx.limiter.consumeHeld(tenantPlan(tenant));
     const decision = counted instanceof Promise ? await counted : counted;
     reply.headers(rateLimitHeaders(decision));
     if (!decision.allowed) {

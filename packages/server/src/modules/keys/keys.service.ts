@@ -237,7 +237,9 @@ export interface CachedKey extends PlanHandle {
 
 function toCachedKey(context: KeyContext, usedAt: number, hash: string): CachedKey {
   const { key, tenant } = context;
-  const plan = tenantPlan(tenant);
+  // Its own copy of the tenant's counter key and windows (no other object to reach), and
+  // its own slots: `consumeHeld` keeps every holder of one key on the same count.
+  const { planKey, windows } = tenantPlan(tenant);
   return {
     context,
     tenant,
@@ -245,8 +247,8 @@ function toCachedKey(context: KeyContext, usedAt: number, hash: string): CachedK
       key.kind === 'secret' ? key.scopes.reduce((bits, scope) => bits | scopeBit(scope), 0) : 0,
     hash,
     usedAt,
-    planKey: plan.key,
-    windows: plan.windows,
+    planKey,
+    windows,
     slots: undefined,
   };
 }

@@ -1,5 +1,8 @@
 export { addressBucket } from './address.js';
 export type { PlanHandle } from './plan-counter.js';
+
+import type { PlanHandle } from './plan-counter.js';
+
 export {
   type Decision,
   RateLimitService,
@@ -44,24 +47,23 @@ export function planWindows(limits: RateLimits): readonly Window[] {
   return windows;
 }
 
-/** What a tenant's secret-key requests are counted under: its counter's key and windows. */
-export interface TenantPlan {
-  readonly key: string;
-  readonly windows: readonly Window[];
-}
-
-const plans = new WeakMap<{ id: string; limits: RateLimits }, TenantPlan>();
+const plans = new WeakMap<{ id: string; limits: RateLimits }, PlanHandle>();
 
 /**
- * A tenant's plan counter (`tenant:<id>`) and windows, made once per tenant object: every
- * API request is counted under them, and one string kept is looked up by its hash, already
- * known, and found by identity, where a string built per request is hashed and compared
- * character by character each time (issue 31).
+ * What a tenant's secret-key requests are counted under (`tenant:<id>` and its plan's
+ * windows), as a handle for `consumeHeld`, made once per tenant object: every API request
+ * is counted under it, and one string kept is looked up by its hash, already known, and
+ * found by identity, where a string built per request is hashed and compared character by
+ * character each time (issue 31).
  */
-export function tenantPlan(tenant: { id: string; limits: RateLimits }): TenantPlan {
+export function tenantPlan(tenant: { id: string; limits: RateLimits }): PlanHandle {
   let plan = plans.get(tenant);
   if (!plan) {
-    plan = { key: `tenant:${tenant.id}`, windows: planWindows(tenant.limits) };
+    plan = {
+      planKey: `tenant:${tenant.id}`,
+      windows: planWindows(tenant.limits),
+      slots: undefined,
+    };
     plans.set(tenant, plan);
   }
   return plan;
