@@ -16,8 +16,13 @@ export interface Received {
   at: number;
 }
 
-/** What the receiver answers: a status code (body optional), or never (a hanging receiver). */
-export type Answer = { status: number; body?: string; location?: string } | 'hang';
+/**
+ * What the receiver answers: a status code (body optional), once `after` settles if given;
+ * or never (a hanging receiver).
+ */
+export type Answer =
+  | { status: number; body?: string; location?: string; after?: Promise<unknown> }
+  | 'hang';
 
 /**
  * A real receiver on loopback, as a team would write one: it verifies each request with
@@ -82,14 +87,17 @@ export async function startReceiver(options: {
         return;
       }
       // A little work, as a real receiver does: attempts of one event overlap if sent at once.
-      setTimeout(() => {
-        finish();
-        response.writeHead(answer.status, {
-          'content-type': 'text/plain',
-          ...(answer.location && { location: answer.location }),
-        });
-        response.end(answer.body ?? '');
-      }, 5);
+      const reply = () =>
+        setTimeout(() => {
+          finish();
+          response.writeHead(answer.status, {
+            'content-type': 'text/plain',
+            ...(answer.location && { location: answer.location }),
+          });
+          response.end(answer.body ?? '');
+        }, 5);
+      if (answer.after) void answer.after.then(reply);
+      else reply();
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

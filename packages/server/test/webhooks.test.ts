@@ -7,6 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
+import { sql } from 'kysely';
 import { generateSync } from 'otplib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { queryAudit } from '../src/modules/audit/index.js';
@@ -15,6 +16,7 @@ import { emailKey } from '../src/modules/users/email.js';
 import { insertUser } from '../src/modules/users/users.service.js';
 import {
   createEndpoint,
+  deleteEndpoint,
   getDelivery,
   listDeliveries,
   listEndpoints,
@@ -522,6 +524,133 @@ describe.each(DIALECTS)('webhooks on %s', (dialect) => {
     expect(target.received).toEqual([]);
   });
 
+  /** The delivery of `endpoint`'s first event, once `ready` says it is; undefined after `ms`. */
+  async function deliveryWithin(
+    tenant: TestTenant,
+    endpointId: string,
+    ms: number,
+    ready: (status: string) => boolean,
+  ) {
+    const until = Date.now() + ms;
+    while (Date.now() < until) {
+      const [d] = await listDeliveries(app.ctx.database.db, tenant.tenant.id, endpointId, {
+        limit: 5,
+      });
+      if (d && ready(d.status)) return d;
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    return undefined;
+  }
+
+  /**
+   * Two endpoints of one tenant, both holding their answer to one event until `gate` opens:
+   * their outcomes come back together and are recorded in one batch.
+   */
+  async function twoHeld() {
+    let open = () => {};
+    const gate = new Promise<void>((resolve) => {
+      open = resolve;
+    });
+    const answer = () => ({ status: 204, after: gate });
+    const gone = await hooked({ answer });
+    const kept = await hooked({ answer, tenant: gone.tenant });
+    await signUp(gone.tenant);
+    await eventually(async () =>
+      gone.receiver.received.length === 1 && kept.receiver.received.length === 1 ? true : undefined,
+    );
+    return { gone, kept, open };
+  }
+
+  it('an endpoint deleted while its attempt is in flight: the rest of the batch is recorded once', async () => {
+    const { gone, kept, open } = await twoHeld();
+    await deleteEndpoint(app.ctx.database.db, gone.tenant.tenant.id, gone.endpoint.id);
+    open();
+    // Recorded at once, not sent again when the lease ends (3 s with these settings).
+    const done = await deliveryWithin(kept.tenant, kept.endpoint.id, 2_000, (s) => s !== 'pending');
+    expect(done).toMatchObject({ status: 'succeeded', attempts: 1 });
+    const rows = await app.ctx.database.db
+      .selectFrom('webhook_deliveries')
+      .select('id')
+      .where('endpoint_id', '=', gone.endpoint.id)
+      .execute();
+    expect(rows).toEqual([]);
+    await new Promise((r) => setTimeout(r, 3_200));
+    expect(kept.receiver.received).toHaveLength(1);
+    expect(gone.receiver.received).toHaveLength(1);
+  });
+
+  it.runIf(dialect === 'postgres')(
+    'deleting an endpoint while its outcome is being recorded: neither waits for the other forever',
+    async () => {
+      const { gone, kept, open } = await twoHeld();
+      const db = app.ctx.database.db;
+      // Another transaction holds the endpoint's row: the deletion queues behind it first,
+      // then the dispatcher's record of both outcomes. Once it ends, the deletion goes
+      // first. Taking rows in different orders, the two would deadlock, and PostgreSQL
+      // would end one of them with an error after a second.
+      let deleted: Promise<unknown> = Promise.resolve();
+      await db.transaction().execute(async (trx) => {
+        await sql`select id from webhook_endpoints where id = ${gone.endpoint.id} for no key update`.execute(
+          trx,
+        );
+        deleted = deleteEndpoint(db, gone.tenant.tenant.id, gone.endpoint.id).then(
+          () => 'deleted',
+          (error: unknown) => error,
+        );
+        await waitingOnLocks(db, 1);
+        open();
+        await waitingOnLocks(db, 2);
+      });
+      expect(await deleted).toBe('deleted');
+      const done = await deliveryWithin(
+        kept.tenant,
+        kept.endpoint.id,
+        2_000,
+        (s) => s !== 'pending',
+      );
+      expect(done).toMatchObject({ status: 'succeeded', attempts: 1 });
+      expect((await listEndpoints(db, gone.tenant.tenant.id)).map((e) => e.id)).toEqual([
+        kept.endpoint.id,
+      ]);
+    },
+  );
+
+  it.runIf(dialect === 'postgres')(
+    'changes made while their endpoint is being deleted commit, with no delivery for them',
+    async () => {
+      const db = app.ctx.database.db;
+      const tenant = await app.tenant();
+      const userId = await signUp(tenant);
+      const { receiver, endpoint } = await hooked({ tenant });
+      // A sign-up (its event written in one statement) and a change of name (its event's
+      // data read first), each while another transaction deletes the endpoint.
+      for (const change of [
+        () =>
+          postJson(app, '/v1/auth/sign-up', tenant.secretKey, {
+            email: email('during'),
+            password: PASSWORD,
+          }),
+        () => call(tenant, 'PATCH', `/v1/users/${userId}`, { name: 'Ada' }),
+      ]) {
+        const again = await createEndpoint(deps(), tenant.tenant, { url: receiver.url });
+        let made: Promise<Response> = Promise.resolve(new Response());
+        await db.transaction().execute(async (trx) => {
+          await trx.deleteFrom('webhook_endpoints').where('id', '=', again.endpoint.id).execute();
+          made = change();
+          await waitingOnLocks(db, 1);
+        });
+        expect((await made).status).toBeLessThan(300);
+      }
+      const left = await db
+        .selectFrom('webhook_deliveries')
+        .select('endpoint_id')
+        .where('tenant_id', '=', tenant.tenant.id)
+        .execute();
+      // Only the endpoint that was never deleted, once for each change.
+      expect(left).toEqual([{ endpoint_id: endpoint.id }, { endpoint_id: endpoint.id }]);
+    },
+  );
+
   it('marks a delivery failed after its last retry and disables an endpoint that only fails', async () => {
     const { receiver, tenant, endpoint } = await hooked({ answer: () => ({ status: 503 }) });
     await signUp(tenant);
@@ -609,3 +738,14 @@ describe.runIf(HAVE_POSTGRES)('webhooks with two instances on one PostgreSQL dat
     expect(new Set(receiver.received.map((r) => r.body.data.id))).toEqual(new Set(users));
   });
 });
+
+/** Waits until `count` sessions of this database wait for a row lock on a webhooks table. */
+async function waitingOnLocks(db: TestApp['ctx']['database']['db'], count: number) {
+  await eventually(async () => {
+    const { rows } = await sql<{ n: number }>`
+      select count(*)::int as n from pg_stat_activity
+      where datname = current_database() and wait_event_type = 'Lock'
+        and query ilike '%webhook_%'`.execute(db);
+    return (rows[0]?.n ?? 0) >= count ? true : undefined;
+  });
+}

@@ -535,14 +535,30 @@ export class WebhookDispatcher {
     const delays = settings.retryDelaysMs;
     const disabled: { tenantId: string; endpointId: string }[] = [];
     await this.#db.transaction().execute(async (trx) => {
-      const released = batch.filter((r) => r.release).map((r) => r.delivery.id);
+      // The endpoints' rows first, in one order. Deleting an endpoint takes its row, then
+      // its deliveries' (the cascade); taking the deliveries first would deadlock with it.
+      // A deleted endpoint's deliveries are gone: nothing of theirs is left to record, and
+      // the rest of the batch is recorded without them.
+      const endpointIds = [...new Set(batch.map((r) => r.delivery.endpoint_id))].sort();
+      const rows = trx
+        .selectFrom('webhook_endpoints')
+        .select('id')
+        .where('id', 'in', endpointIds)
+        .orderBy('id');
+      const present = new Set(
+        (await (this.#dialect === 'postgres' ? rows.forNoKeyUpdate() : rows).execute()).map(
+          (e) => e.id,
+        ),
+      );
+      const live = batch.filter((r) => present.has(r.delivery.endpoint_id));
+      const released = live.filter((r) => r.release).map((r) => r.delivery.id);
       if (released.length)
         await trx
           .updateTable('webhook_deliveries')
           .set({ locked_until: null })
           .where('id', 'in', released)
           .execute();
-      const done = batch.filter((r): r is Attempted => !r.release);
+      const done = live.filter((r): r is Attempted => !r.release);
       if (done.length === 0) return;
       await trx
         .insertInto('webhook_attempts')

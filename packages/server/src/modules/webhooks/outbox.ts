@@ -45,6 +45,7 @@ export async function emitEvent(
 /**
  * PostgreSQL: the look-up, the message and its deliveries in one statement (each statement
  * is a round trip and its parsing on the server's one core; the benchmark's outbox cost).
+ * The takers' rows are held as in `takersOf`.
  */
 async function writeInOne(
   db: Kysely<Schema>,
@@ -60,6 +61,7 @@ async function writeInOne(
       select id from webhook_endpoints
       where tenant_id = ${tenantId} and disabled_at is null
         and (events = '[]' or events::jsonb ? ${type})
+      for key share
     ), message as (
       insert into webhook_messages (id, tenant_id, type, body, created_at)
       select ${id}, ${tenantId}, ${type}, ${body}, ${now}
@@ -92,14 +94,22 @@ export async function emitEach<T>(
   for (const item of items) await write(db, tenantId, type, await toData(item), takers);
 }
 
-/** The enabled endpoints of the tenant that take `type`. */
+/**
+ * The enabled endpoints of the tenant that take `type`. On PostgreSQL their rows are held
+ * (`for key share`, the lock the deliveries' foreign key takes anyway) from the read on: an
+ * endpoint being deleted is waited for and then left out, instead of failing the change
+ * with a foreign-key error at its delivery's insert.
+ */
 async function takersOf(db: Kysely<Schema>, tenantId: string, type: EventType) {
-  const endpoints = await db
+  const query = db
     .selectFrom('webhook_endpoints')
     .select(['id', 'events'])
     .where('tenant_id', '=', tenantId)
-    .where('disabled_at', 'is', null)
-    .execute();
+    .where('disabled_at', 'is', null);
+  const endpoints = await (db.getExecutor().adapter instanceof PostgresAdapter
+    ? query.forKeyShare()
+    : query
+  ).execute();
   return endpoints.filter((e) => {
     const events = JSON.parse(e.events) as string[];
     return events.length === 0 || events.includes(type);
