@@ -20,6 +20,7 @@ import {
   getDelivery,
   listDeliveries,
   listEndpoints,
+  resendDelivery,
   rotateEndpointSecret,
   updateEndpoint,
 } from '../src/modules/webhooks/index.js';
@@ -648,6 +649,32 @@ describe.each(DIALECTS)('webhooks on %s', (dialect) => {
         .execute();
       // Only the endpoint that was never deleted, once for each change.
       expect(left).toEqual([{ endpoint_id: endpoint.id }, { endpoint_id: endpoint.id }]);
+    },
+  );
+
+  it.runIf(dialect === 'postgres')(
+    'resending a delivery while its endpoint is being deleted: not found, nothing written',
+    async () => {
+      const db = app.ctx.database.db;
+      const { tenant, endpoint } = await hooked();
+      await signUp(tenant);
+      const sent = await deliveryWithin(tenant, endpoint.id, 5_000, (s) => s === 'succeeded');
+      let resent: Promise<unknown> = Promise.resolve();
+      await db.transaction().execute(async (trx) => {
+        await trx.deleteFrom('webhook_endpoints').where('id', '=', endpoint.id).execute();
+        resent = resendDelivery(db, tenant.tenant.id, sent?.id ?? '').then(
+          () => 'resent',
+          (error: unknown) => error,
+        );
+        await waitingOnLocks(db, 1);
+      });
+      expect(await resent).toMatchObject({ code: 'not_found' });
+      const left = await db
+        .selectFrom('webhook_deliveries')
+        .select('id')
+        .where('tenant_id', '=', tenant.tenant.id)
+        .execute();
+      expect(left).toEqual([]);
     },
   );
 

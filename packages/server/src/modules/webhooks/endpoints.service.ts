@@ -1,5 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import type { Kysely } from 'kysely';
+import { type Kysely, PostgresAdapter } from 'kysely';
 import { defaults } from '../../config/defaults.js';
 import type { SealedStore, SecretBox } from '../../crypto/secret-box.js';
 import { type FieldError, LatchkeyError } from '../../errors/index.js';
@@ -409,6 +409,20 @@ export async function resendDelivery(
 ): Promise<WebhookDelivery> {
   const original = await getDelivery(db, tenantId, deliveryId);
   const row = newDelivery(tenantId, original.messageId, original.endpointId, Date.now());
-  await db.insertInto('webhook_deliveries').values(row).execute();
+  await db.transaction().execute(async (trx) => {
+    // Its endpoint held (on PostgreSQL, the lock its foreign key takes anyway) from this
+    // read on: one deleted meanwhile is not found, rather than a foreign-key error.
+    const query = trx
+      .selectFrom('webhook_endpoints')
+      .select('id')
+      .where('tenant_id', '=', tenantId)
+      .where('id', '=', original.endpointId);
+    const held = await (trx.getExecutor().adapter instanceof PostgresAdapter
+      ? query.forKeyShare()
+      : query
+    ).executeTakeFirst();
+    if (!held) throw new LatchkeyError('not_found', `No webhook delivery ${deliveryId}`);
+    await trx.insertInto('webhook_deliveries').values(row).execute();
+  });
   return toDelivery({ ...row, type: original.type });
 }
