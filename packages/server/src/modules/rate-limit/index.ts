@@ -1,8 +1,7 @@
-export { addressBucket } from './address.js';
-export type { PlanHandle } from './plan-counter.js';
-
 import type { PlanHandle } from './plan-counter.js';
 
+export { addressBucket } from './address.js';
+export type { PlanHandle } from './plan-counter.js';
 export {
   type Decision,
   RateLimitService,

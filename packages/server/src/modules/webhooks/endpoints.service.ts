@@ -1,5 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { type Kysely, PostgresAdapter } from 'kysely';
+import type { Kysely } from 'kysely';
 import { defaults } from '../../config/defaults.js';
 import type { SealedStore, SecretBox } from '../../crypto/secret-box.js';
 import { type FieldError, LatchkeyError } from '../../errors/index.js';
@@ -12,7 +12,13 @@ import {
   type WebhookEndpointRow,
 } from '../../storage/index.js';
 import { urlProblem } from './address-guard.js';
-import { EVENT_TYPES, type EventType, isEventType, newDelivery } from './outbox.js';
+import {
+  EVENT_TYPES,
+  type EventType,
+  holdingEndpoints,
+  isEventType,
+  newDelivery,
+} from './outbox.js';
 
 /** A tenant's endpoint as operators see it: never its secret. */
 export interface WebhookEndpoint {
@@ -410,16 +416,13 @@ export async function resendDelivery(
   const original = await getDelivery(db, tenantId, deliveryId);
   const row = newDelivery(tenantId, original.messageId, original.endpointId, Date.now());
   await db.transaction().execute(async (trx) => {
-    // Its endpoint held (on PostgreSQL, the lock its foreign key takes anyway) from this
-    // read on: one deleted meanwhile is not found, rather than a foreign-key error.
-    const query = trx
-      .selectFrom('webhook_endpoints')
-      .select('id')
-      .where('tenant_id', '=', tenantId)
-      .where('id', '=', original.endpointId);
-    const held = await (trx.getExecutor().adapter instanceof PostgresAdapter
-      ? query.forKeyShare()
-      : query
+    const held = await holdingEndpoints(
+      trx,
+      trx
+        .selectFrom('webhook_endpoints')
+        .select('id')
+        .where('tenant_id', '=', tenantId)
+        .where('id', '=', original.endpointId),
     ).executeTakeFirst();
     if (!held) throw new LatchkeyError('not_found', `No webhook delivery ${deliveryId}`);
     await trx.insertInto('webhook_deliveries').values(row).execute();

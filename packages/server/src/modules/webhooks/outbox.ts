@@ -45,7 +45,7 @@ export async function emitEvent(
 /**
  * PostgreSQL: the look-up, the message and its deliveries in one statement (each statement
  * is a round trip and its parsing on the server's one core; the benchmark's outbox cost).
- * The takers' rows are held as in `takersOf`.
+ * The takers' rows are held as `holdingEndpoints` holds them.
  */
 async function writeInOne(
   db: Kysely<Schema>,
@@ -95,20 +95,24 @@ export async function emitEach<T>(
 }
 
 /**
- * The enabled endpoints of the tenant that take `type`. On PostgreSQL their rows are held
- * (`for key share`, the lock the deliveries' foreign key takes anyway) from the read on: an
- * endpoint being deleted is waited for and then left out, instead of failing the change
- * with a foreign-key error at its delivery's insert.
+ * `query` over webhook_endpoints with the rows it finds held `for key share` on PostgreSQL
+ * (the lock a delivery's foreign key takes anyway; SQLite has one writer): an endpoint being
+ * deleted is waited for and then not found, so the delivery written next is left out or
+ * refused, never a foreign-key error.
  */
+export function holdingEndpoints<Q extends { forKeyShare(): Q }>(db: Kysely<Schema>, query: Q): Q {
+  return db.getExecutor().adapter instanceof PostgresAdapter ? query.forKeyShare() : query;
+}
+
+/** The enabled endpoints of the tenant that take `type`, held (`holdingEndpoints`). */
 async function takersOf(db: Kysely<Schema>, tenantId: string, type: EventType) {
-  const query = db
-    .selectFrom('webhook_endpoints')
-    .select(['id', 'events'])
-    .where('tenant_id', '=', tenantId)
-    .where('disabled_at', 'is', null);
-  const endpoints = await (db.getExecutor().adapter instanceof PostgresAdapter
-    ? query.forKeyShare()
-    : query
+  const endpoints = await holdingEndpoints(
+    db,
+    db
+      .selectFrom('webhook_endpoints')
+      .select(['id', 'events'])
+      .where('tenant_id', '=', tenantId)
+      .where('disabled_at', 'is', null),
   ).execute();
   return endpoints.filter((e) => {
     const events = JSON.parse(e.events) as string[];
