@@ -32,6 +32,7 @@ import { sessionRoutes } from './http/routes/sessions.js';
 import { signUpRoutes } from './http/routes/sign-up.js';
 import { userRoutes } from './http/routes/users.js';
 import { wellKnownRoutes } from './http/routes/well-known.js';
+import { SIGN_IN_PATH, signInFastPath } from './http/sign-in-fast-path.js';
 import { createMailer } from './modules/email/index.js';
 import { VerifiedTokens } from './modules/introspection/index.js';
 import { KeyResolver } from './modules/keys/index.js';
@@ -322,7 +323,14 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     ctx,
     { fallback, enabled, observe: answerObserver(metrics, 'POST', REFRESH_PATH, 200) },
   );
-  fastPath = (request, response) => introspection(request, response) || refresh(request, response);
+  // Password sign-ins: the route's own signIn(), without the framework around it.
+  const signIn = signInFastPath(ctx, {
+    fallback,
+    enabled,
+    observe: answerObserver(metrics, 'POST', SIGN_IN_PATH, 200),
+  });
+  fastPath = (request, response) =>
+    introspection(request, response) || refresh(request, response) || signIn(request, response);
 
   await registerOpenApi(app, config.publicUrl);
 

@@ -21,11 +21,27 @@ export type FastPath = (request: IncomingMessage, response: ServerResponse) => b
 const replayed = new WeakMap<IncomingMessage, Buffer>();
 /** Plan decisions a fast path took for requests it then left to Fastify. */
 const counted = new WeakMap<IncomingMessage, Decision | Promise<Decision>>();
+/** Refusals a fast path reached and then left to Fastify to answer. */
+const settled = new WeakMap<IncomingMessage, Settled>();
+
+/** What a fast path's work came to, when that is a refusal for Fastify to write. */
+export interface Settled {
+  error: unknown;
+}
 
 /** The body a fast path already read, as a stream for Fastify's parser (a preParsing hook). */
 export function replayedBody(request: IncomingMessage): Readable | undefined {
   const body = replayed.get(request);
   return body ? Readable.from([body]) : undefined;
+}
+
+/**
+ * The refusal a fast path's work already came to for this request, if any: the route
+ * throws it instead of doing the work again, so that its side effects (a failed sign-in
+ * counted) happen once and Fastify's error handler writes and logs the problem.
+ */
+export function settledBy(request: IncomingMessage): Settled | undefined {
+  return settled.get(request);
 }
 
 /** The tenant plan decision already taken for this request, if a fast path took one. */
@@ -79,7 +95,8 @@ export function smallJsonBody(headers: IncomingHttpHeaders, maxBody: number): nu
 /**
  * Reads the body of a request `smallJsonBody` let through. `done` gets it, and a
  * `handOver` that gives the request to Fastify with that body and the plan decision (for a
- * body the fast path does not take, or an answer it cannot give).
+ * body the fast path does not take, or an answer it cannot give), and with the refusal its
+ * work came to when it did the work (`settledBy`).
  */
 export function readBody(
   request: IncomingMessage,
@@ -87,7 +104,7 @@ export function readBody(
   length: number,
   decision: Decision,
   fallback: (request: IncomingMessage, response: ServerResponse) => void,
-  done: (body: Buffer | undefined, handOver: () => void) => void,
+  done: (body: Buffer | undefined, handOver: (outcome?: Settled) => void) => void,
 ): void {
   const chunks: Buffer[] = [];
   let received = 0;
@@ -99,9 +116,10 @@ export function readBody(
   });
   request.on('end', () => {
     const body = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, received);
-    done(received === length ? body : undefined, () => {
+    done(received === length ? body : undefined, (outcome) => {
       replayed.set(request, body);
       counted.set(request, decision);
+      if (outcome) settled.set(request, outcome);
       fallback(request, response);
     });
   });

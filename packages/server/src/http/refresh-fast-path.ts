@@ -49,23 +49,26 @@ export function refreshFastPath(
     readBody(request, response, length, decision, fallback, (body, handOver) => {
       const token = body === undefined ? undefined : refreshTokenOf(body.toString('utf8'));
       if (token === undefined) return handOver();
-      batch.refresh(tenant, token).then((answer) => {
-        if (answer === undefined) return handOver();
-        const json = JSON.stringify(answer);
-        response.writeHead(200, [
-          'cache-control',
-          'no-store',
-          'x-content-type-options',
-          'nosniff',
-          ...rateLimitHeaderList(decision),
-          'content-type',
-          'application/json; charset=utf-8',
-          'content-length',
-          String(Buffer.byteLength(json)),
-        ]);
-        response.end(json);
-        observe(performance.now() - startedAt);
-      }, handOver);
+      batch.refresh(tenant, token).then(
+        (answer) => {
+          if (answer === undefined) return handOver();
+          const json = JSON.stringify(answer);
+          response.writeHead(200, [
+            'cache-control',
+            'no-store',
+            'x-content-type-options',
+            'nosniff',
+            ...rateLimitHeaderList(decision),
+            'content-type',
+            'application/json; charset=utf-8',
+            'content-length',
+            String(Buffer.byteLength(json)),
+          ]);
+          response.end(json);
+          observe(performance.now() - startedAt);
+        },
+        () => handOver(),
+      );
     });
     return true;
   };

@@ -1,4 +1,3 @@
-import { isIP } from 'node:net';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
@@ -6,8 +5,9 @@ import { defaults } from '../../config/defaults.js';
 import { signIn, verifySignIn } from '../../modules/sessions/index.js';
 import { authOf, rateLimitTenant, requireSecretKey } from '../auth.js';
 import { type AppContext, accountDeps } from '../context.js';
-import { replayedBody } from '../fast-path.js';
+import { replayedBody, settledBy } from '../fast-path.js';
 import { problems } from '../schemas.js';
+import { claimedClientIp } from '../sign-in-fast-path.js';
 import { TokenResponse } from './models.js';
 
 const SignInBody = Type.Object(
@@ -52,15 +52,19 @@ export function sessionRoutes(server: FastifyInstance, ctx: AppContext) {
         response: { 200: TokenResponse, ...problems(400, 401, 403, 413, 415, 422, 429) },
       },
       onRequest: steps,
+      // A body the fast path read before handing the request over is parsed from memory.
+      preParsing: (request, _reply, payload, done) =>
+        done(null, replayedBody(request.raw) ?? payload),
     },
     async (request) => {
       const { tenant } = authOf(request);
+      // The fast path (http/sign-in-fast-path.ts) signed this one in already, and was refused.
+      const settled = settledBy(request.raw);
+      if (settled) throw settled.error;
       // The caller is the customer's server: the end user's address comes only from the
       // caller, in Latchkey-Client-IP. Without it failures are counted per account only,
       // never per the caller's own address (that would lock out a whole tenant).
-      const claimed = request.headers['latchkey-client-ip'];
-      const clientIp =
-        typeof claimed === 'string' && isIP(claimed.trim()) ? claimed.trim() : undefined;
+      const clientIp = claimedClientIp(request.headers['latchkey-client-ip']);
       return signIn(deps, tenant, {
         ...request.body,
         ip: clientIp,
@@ -86,9 +90,7 @@ export function sessionRoutes(server: FastifyInstance, ctx: AppContext) {
       onRequest: steps,
     },
     async (request) => {
-      const claimed = request.headers['latchkey-client-ip'];
-      const clientIp =
-        typeof claimed === 'string' && isIP(claimed.trim()) ? claimed.trim() : undefined;
+      const clientIp = claimedClientIp(request.headers['latchkey-client-ip']);
       return verifySignIn(deps, authOf(request).tenant, {
         ...request.body,
         ip: clientIp ?? request.ip,
