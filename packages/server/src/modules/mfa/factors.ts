@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import { LatchkeyError } from '../../errors/index.js';
 import { isUuid } from '../../storage/ids.js';
-import type { Schema } from '../../storage/index.js';
+import { prepared, type Schema } from '../../storage/index.js';
 import type { Tenant } from '../tenants/index.js';
 import { emitEvent } from '../webhooks/index.js';
 import { deleteRecoveryCodes } from './recovery-codes.js';
@@ -97,45 +97,52 @@ export async function listFactors(
  * it never drops a user's second factor (such a user finishes with a recovery code, or an
  * operator resets the factor).
  */
+/** Which kinds of factor a user holds (not the factors): one statement, compiled once. */
+const heldFactors = prepared<
+  { tenantId: string; userId: string },
+  { totp: unknown; passkey: unknown; codes: unknown }
+>((db, value) =>
+  db.selectNoFrom((eb) => [
+    eb
+      .exists(
+        eb
+          .selectFrom('totp_factors')
+          .select(eb.lit(1).as('one'))
+          .where('tenant_id', '=', value('tenantId'))
+          .where('user_id', '=', value('userId'))
+          .where('confirmed_at', 'is not', null),
+      )
+      .as('totp'),
+    eb
+      .exists(
+        eb
+          .selectFrom('passkeys')
+          .select(eb.lit(1).as('one'))
+          .where('tenant_id', '=', value('tenantId'))
+          .where('user_id', '=', value('userId')),
+      )
+      .as('passkey'),
+    eb
+      .exists(
+        eb
+          .selectFrom('recovery_codes')
+          .select(eb.lit(1).as('one'))
+          .where('tenant_id', '=', value('tenantId'))
+          .where('user_id', '=', value('userId'))
+          .where('used_at', 'is', null),
+      )
+      .as('codes'),
+  ]),
+);
+
 async function secondFactorsOf(
   db: Kysely<Schema>,
   tenant: Pick<Tenant, 'id'>,
   userId: string,
 ): Promise<FactorType[]> {
-  // One statement, asked at every sign-in: which kinds the user holds (not the factors).
-  const held = await db
-    .selectNoFrom((eb) => [
-      eb
-        .exists(
-          eb
-            .selectFrom('totp_factors')
-            .select(eb.lit(1).as('one'))
-            .where('tenant_id', '=', tenant.id)
-            .where('user_id', '=', userId)
-            .where('confirmed_at', 'is not', null),
-        )
-        .as('totp'),
-      eb
-        .exists(
-          eb
-            .selectFrom('passkeys')
-            .select(eb.lit(1).as('one'))
-            .where('tenant_id', '=', tenant.id)
-            .where('user_id', '=', userId),
-        )
-        .as('passkey'),
-      eb
-        .exists(
-          eb
-            .selectFrom('recovery_codes')
-            .select(eb.lit(1).as('one'))
-            .where('tenant_id', '=', tenant.id)
-            .where('user_id', '=', userId)
-            .where('used_at', 'is', null),
-        )
-        .as('codes'),
-    ])
-    .executeTakeFirstOrThrow();
+  // Asked at every sign-in.
+  const held = (await heldFactors(db, { tenantId: tenant.id, userId })).rows[0];
+  if (!held) throw new Error('no row from a select without from');
   // SQLite answers 0 or 1, PostgreSQL true or false.
   const types: FactorType[] = [];
   if (Number(held.totp)) types.push('totp');

@@ -1,14 +1,16 @@
 import { randomUUID } from 'node:crypto';
-import type { Kysely } from 'kysely';
+import type { InsertResult, Kysely } from 'kysely';
 import { defaults } from '../../config/defaults.js';
 import { sha256Hex } from '../../crypto/hash.js';
 import { randomToken } from '../../crypto/random.js';
-import type {
-  RefreshTokenRow,
-  Schema,
-  SessionChannel,
-  SessionRow,
-  Tx,
+import {
+  columnValues,
+  prepared,
+  type RefreshTokenRow,
+  type Schema,
+  type SessionChannel,
+  type SessionRow,
+  type Tx,
 } from '../../storage/index.js';
 import type { Tenant } from '../tenants/index.js';
 import { getUser, type User } from '../users/index.js';
@@ -247,6 +249,15 @@ export class SessionIssuer {
 
 // ----- Rows -----
 
-async function insertRefreshToken(db: Kysely<Schema>, row: RefreshTokenRow): Promise<void> {
-  await db.insertInto('refresh_tokens').values(row).execute();
-}
+const REFRESH_TOKEN_COLUMNS: Record<keyof RefreshTokenRow, true> = {
+  hash: true,
+  session_id: true,
+  tenant_id: true,
+  created_at: true,
+  expires_at: true,
+  used_at: true,
+};
+/** Every sign-in and refresh writes one: compiled once (storage/prepared.ts). */
+const insertRefreshToken = prepared<RefreshTokenRow, InsertResult>((db, value) =>
+  db.insertInto('refresh_tokens').values(columnValues(REFRESH_TOKEN_COLUMNS, value)),
+);

@@ -1,8 +1,15 @@
 import { randomUUID } from 'node:crypto';
-import type { Kysely } from 'kysely';
+import type { InsertResult, Kysely } from 'kysely';
 import { defaults } from '../../config/defaults.js';
 import { LatchkeyError } from '../../errors/index.js';
-import { isUuid, type Schema, type SessionRow, type Tx } from '../../storage/index.js';
+import {
+  columnValues,
+  isUuid,
+  prepared,
+  type Schema,
+  type SessionRow,
+  type Tx,
+} from '../../storage/index.js';
 import { emitEach, emitEvent } from '../webhooks/index.js';
 import { endBrowserSessionsOf } from './browser-sessions.js';
 
@@ -135,8 +142,30 @@ export function sessionCreatedData(row: SessionRow) {
 }
 
 /** Writes a new session, and its `session.created` event on the same handle. */
+const SESSION_COLUMNS: Record<keyof SessionRow, true> = {
+  id: true,
+  tenant_id: true,
+  user_id: true,
+  created_at: true,
+  last_used_at: true,
+  expires_at: true,
+  revoked_at: true,
+  revoked_reason: true,
+  ip: true,
+  user_agent: true,
+  channel: true,
+  amr: true,
+  authenticated_at: true,
+  oauth_grant_id: true,
+  oauth_client_id: true,
+};
+/** Every sign-in writes one: compiled once (storage/prepared.ts). */
+const insertSession = prepared<SessionRow, InsertResult>((db, value) =>
+  db.insertInto('sessions').values(columnValues(SESSION_COLUMNS, value)),
+);
+
 export async function insertSessionRow(db: Kysely<Schema>, row: SessionRow): Promise<void> {
-  await db.insertInto('sessions').values(row).execute();
+  await insertSession(db, row);
   await emitEvent(db, row.tenant_id, 'session.created', sessionCreatedData(row));
 }
 

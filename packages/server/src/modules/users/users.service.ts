@@ -4,6 +4,7 @@ import { type FieldError, LatchkeyError, validationFailed } from '../../errors/i
 import {
   isUuid,
   type Publisher,
+  prepared,
   type Schema,
   transact,
   type UserRow,
@@ -252,17 +253,21 @@ export async function insertUser(db: Kysely<Schema>, row: UserRow): Promise<void
   await emitEvent(db, row.tenant_id, 'user.created', toUser(row));
 }
 
+/** Asked at every sign-in: compiled once (storage/prepared.ts). */
+const userByEmailKey = prepared<{ tenantId: string; emailKey: string }, UserRow>((db, value) =>
+  db
+    .selectFrom('users')
+    .selectAll()
+    .where('tenant_id', '=', value('tenantId'))
+    .where('email_key', '=', value('emailKey')),
+);
+
 export async function findUserByEmailKey(
   db: Kysely<Schema>,
   tenantId: string,
   emailKey: string,
 ): Promise<UserRow | undefined> {
-  return db
-    .selectFrom('users')
-    .selectAll()
-    .where('tenant_id', '=', tenantId)
-    .where('email_key', '=', emailKey)
-    .executeTakeFirst();
+  return (await userByEmailKey(db, { tenantId, emailKey })).rows[0];
 }
 
 export async function findUserById(

@@ -1,6 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { type Kysely, PostgresAdapter, sql } from 'kysely';
-import type { Schema, WebhookDeliveryRow } from '../../storage/index.js';
+import { prepared, type Schema, type WebhookDeliveryRow } from '../../storage/index.js';
 
 /** The events of docs/design.md §17; their `data` schemas are in events.ts. */
 export const EVENT_TYPES = [
@@ -56,26 +56,34 @@ async function writeInOne(
   const now = Date.now();
   const id = messageId();
   const body = JSON.stringify({ type, timestamp: new Date(now).toISOString(), data });
-  const { rows } = await sql<{ message_id: string }>`
+  const { rows } = await writeInOneStatement(db, { tenantId, type, id, body, now });
+  return rows[0]?.message_id;
+}
+
+/** Every sign-in runs it on PostgreSQL: compiled once (storage/prepared.ts). */
+const writeInOneStatement = prepared<
+  { tenantId: string; type: EventType; id: string; body: string; now: number },
+  { message_id: string }
+>(
+  (_db, value) => sql<{ message_id: string }>`
     with takers as (
       select id from webhook_endpoints
-      where tenant_id = ${tenantId} and disabled_at is null
-        and (events = '[]' or events::jsonb ? ${type})
+      where tenant_id = ${value('tenantId')} and disabled_at is null
+        and (events = '[]' or events::jsonb ? ${value('type')})
       for key share
     ), message as (
       insert into webhook_messages (id, tenant_id, type, body, created_at)
-      select ${id}, ${tenantId}, ${type}, ${body}, ${now}
+      select ${value('id')}, ${value('tenantId')}, ${value('type')}, ${value('body')}, ${value('now')}
       where exists (select 1 from takers)
       returning id
     )
     insert into webhook_deliveries (id, tenant_id, message_id, endpoint_id, status, attempts,
       next_attempt_at, locked_until, created_at, updated_at)
-    select gen_random_uuid()::text, ${tenantId}, message.id, takers.id, 'pending', 0,
-      ${now}, null, ${now}, ${now}
+    select gen_random_uuid()::text, ${value('tenantId')}, message.id, takers.id, 'pending', 0,
+      ${value('now')}, null, ${value('now')}, ${value('now')}
     from message cross join takers
-    returning message_id`.execute(db);
-  return rows[0]?.message_id;
-}
+    returning message_id`,
+);
 
 /**
  * One event of `type` per item (the sessions one revocation ends, an import's batch), one
@@ -104,16 +112,21 @@ export function holdingEndpoints<Q extends { forKeyShare(): Q }>(db: Kysely<Sche
   return db.getExecutor().adapter instanceof PostgresAdapter ? query.forKeyShare() : query;
 }
 
-/** The enabled endpoints of the tenant that take `type`, held (`holdingEndpoints`). */
-async function takersOf(db: Kysely<Schema>, tenantId: string, type: EventType) {
-  const endpoints = await holdingEndpoints(
+/** Every event asks (every sign-in on SQLite): compiled once (storage/prepared.ts). */
+const endpointsOf = prepared<{ tenantId: string }, { id: string; events: string }>((db, value) =>
+  holdingEndpoints(
     db,
     db
       .selectFrom('webhook_endpoints')
       .select(['id', 'events'])
-      .where('tenant_id', '=', tenantId)
+      .where('tenant_id', '=', value('tenantId'))
       .where('disabled_at', 'is', null),
-  ).execute();
+  ),
+);
+
+/** The enabled endpoints of the tenant that take `type`, held (`holdingEndpoints`). */
+async function takersOf(db: Kysely<Schema>, tenantId: string, type: EventType) {
+  const { rows: endpoints } = await endpointsOf(db, { tenantId });
   return endpoints.filter((e) => {
     const events = JSON.parse(e.events) as string[];
     return events.length === 0 || events.includes(type);
