@@ -34,8 +34,14 @@ const ARGON2 = { memoryCost: 19456, timeCost: 2, parallelism: 1 };
 const IN_FLIGHT = Number(process.env.BENCH_SIGNIN_IN_FLIGHT) || 2;
 const USERS = Number(process.env.BENCH_SIGNIN_USERS) || 100;
 const WARMUP_S = 3;
-const RUN_S = Number(process.env.BENCH_SIGNIN_SECONDS) || 10;
-const RAW_S = 5;
+/**
+ * The sign-ins and the raw verifies take turns, ROUNDS times, each for SLICE_S seconds:
+ * the machine's speed drifts over tens of seconds (a verify's CPU time moved by 15 %
+ * between two runs a minute apart), and a baseline taken only before and after the load
+ * met another machine than the load did.
+ */
+const ROUNDS = Number(process.env.BENCH_SIGNIN_ROUNDS) || 4;
+const SLICE_S = Number(process.env.BENCH_SIGNIN_SECONDS) || 3;
 const GOALS = { rest: 0.9, hosted: 0.8 };
 /** BENCH_SIGNIN_ONLY=rest or hosted: only that flow (for profiling one at a time). */
 const ONLY = process.env.BENCH_SIGNIN_ONLY;
@@ -253,6 +259,47 @@ async function pool(n, width, task) {
   await Promise.all(Array.from({ length: width }, lane));
 }
 
+/**
+ * One flow in turns with the raw verifies (see ROUNDS): its warm-up, then per round the
+ * baseline's slice and the flow's. Pooled: all rounds' verifies over all their seconds,
+ * all sign-ins over all theirs, and their CPU.
+ */
+async function interleaved(pid, run) {
+  await run(WARMUP_S);
+  const rounds = [];
+  for (let i = 0; i < ROUNDS; i++) {
+    const raw = await rawVerifies(SLICE_S);
+    const load = await measured(pid, () => run(SLICE_S));
+    rounds.push({ raw, load, ratio: load.perSecond / raw.perSecond });
+    await sleep(200);
+  }
+  const sum = (list, pick) => list.reduce((total, item) => total + pick(item), 0);
+  const raws = rounds.map((r) => r.raw);
+  const loads = rounds.map((r) => r.load);
+  const count = sum(loads, (m) => m.count);
+  const perSignIn = (name) => sum(loads, (m) => m[name] * m.count) / count;
+  const verifies = sum(raws, (r) => r.verifies);
+  const rawVerify = {
+    perSecond: verifies / sum(raws, (r) => r.seconds),
+    cpuMsPerVerify: (sum(raws, (r) => r.cpuSeconds) / verifies) * 1000,
+    otherProcessesPercent: Math.max(...raws.map((r) => r.otherProcessesPercent)),
+  };
+  const load = {
+    count,
+    seconds: sum(loads, (m) => m.seconds),
+    perSecond: count / sum(loads, (m) => m.seconds),
+    serverCpuMsPerSignIn: perSignIn('serverCpuMsPerSignIn'),
+    serverMainThreadMsPerSignIn: perSignIn('serverMainThreadMsPerSignIn'),
+    serverLibuvMsPerSignIn: perSignIn('serverLibuvMsPerSignIn'),
+    serverOtherThreadsMsPerSignIn: perSignIn('serverOtherThreadsMsPerSignIn'),
+    loadGeneratorPercentOfOneCore: Math.max(...loads.map((m) => m.loadGeneratorPercentOfOneCore)),
+    otherProcessesPercent: Math.max(...loads.map((m) => m.otherProcessesPercent)),
+    failures: sum(loads, (m) => m.failures ?? 0),
+    firstFailure: loads.find((m) => m.firstFailure)?.firstFailure,
+  };
+  return { ...load, rawVerify, rounds: rounds.map((r) => r.ratio) };
+}
+
 /** Measures `fn` (which resolves with its count of completed sign-ins) with the CPU it cost. */
 async function measured(pid, fn) {
   const busy0 = machineBusy();
@@ -430,14 +477,13 @@ async function scenario(name, databaseUrl) {
           spawnSync('taskset', ['-pc', process.env.BENCH_SIGNIN_POOL_CPU, tid]);
     const out = { database: name, signUp };
     if (ONLY !== 'hosted') {
-      await restRun(port, created.secretKey, emails, WARMUP_S);
-      out.rest = await measured(pid, () => restRun(port, created.secretKey, emails, RUN_S));
+      out.rest = await interleaved(pid, (seconds) =>
+        restRun(port, created.secretKey, emails, seconds),
+      );
       await sleep(300);
     }
-    if (ONLY !== 'rest') {
-      await hostedRun(port, query, emails, WARMUP_S);
-      out.hosted = await measured(pid, () => hostedRun(port, query, emails, RUN_S));
-    }
+    if (ONLY !== 'rest')
+      out.hosted = await interleaved(pid, (seconds) => hostedRun(port, query, emails, seconds));
     return out;
   } finally {
     await stopChild(server);
@@ -489,23 +535,14 @@ try {
     console.log(`notice: PostgreSQL at ${PG_URL} unreachable: SQLite only`);
 
   for (const [name, url] of databases) {
-    const before = await rawVerifies(RAW_S);
     const s = await scenario(name, url);
-    const after = await rawVerifies(RAW_S);
-    const raw = (before.verifies + after.verifies) / (before.seconds + after.seconds);
-    s.rawVerify = {
-      perSecond: raw,
-      beforePerSecond: before.perSecond,
-      afterPerSecond: after.perSecond,
-      cpuMsPerVerify:
-        ((before.cpuSeconds + after.cpuSeconds) / (before.verifies + after.verifies)) * 1000,
-      otherProcessesPercent: Math.max(before.otherProcessesPercent, after.otherProcessesPercent),
-    };
-    s.ratios = Object.fromEntries(KINDS.map((kind) => [kind, s[kind].perSecond / raw]));
+    s.ratios = Object.fromEntries(
+      KINDS.map((kind) => [kind, s[kind].perSecond / s[kind].rawVerify.perSecond]),
+    );
     // The same comparison in CPU time: a raw verify's against a sign-in's (server, every
     // thread). Other processes on the server's core move it much less than the rates.
     s.cpuRatios = Object.fromEntries(
-      KINDS.map((kind) => [kind, s.rawVerify.cpuMsPerVerify / s[kind].serverCpuMsPerSignIn]),
+      KINDS.map((kind) => [kind, s[kind].rawVerify.cpuMsPerVerify / s[kind].serverCpuMsPerSignIn]),
     );
     report.scenarios.push(s);
     if (name === 'postgres') await schema.drop();
@@ -513,22 +550,23 @@ try {
   report.loadAverageAtEnd = os.loadavg().map((n) => Math.round(n * 100) / 100);
 
   console.log(
-    `\nPassword sign-in, ${IN_FLIGHT} in flight, ${USERS} users cycled, ${RUN_S} s after ${WARMUP_S} s of warm-up (${PINNED ? 'server and raw verifies on CPU 0, load on CPU 1' : 'not pinned'}; load average ${report.loadAverageAtStart.join(' ')})`,
+    `\nPassword sign-in, ${IN_FLIGHT} in flight, ${USERS} users cycled, after ${WARMUP_S} s of warm-up ${ROUNDS} rounds of ${SLICE_S} s of raw verifies then ${SLICE_S} s of sign-ins (${PINNED ? 'server and raw verifies on CPU 0, load on CPU 1' : 'not pinned'}; load average ${report.loadAverageAtStart.join(' ')})`,
   );
   let failed = false;
   for (const s of report.scenarios) {
-    const r = s.rawVerify;
-    console.log(
-      `\n[${s.database}] raw argon2id verify (m=19456,t=2,p=1, ${IN_FLIGHT} in flight): ${fmt1(r.perSecond)}/s (before ${fmt1(r.beforePerSecond)}, after ${fmt1(r.afterPerSecond)}; ${fmt2(r.cpuMsPerVerify)} ms CPU each)`,
-    );
+    console.log(`\n[${s.database}]`);
     const u = s.signUp;
     console.log(
       `  (setup: ${USERS} sign-ups, server CPU per sign-up ${fmt2(u.serverCpuMsPerSignIn)} ms: main thread ${fmt2(u.serverMainThreadMsPerSignIn)}, libuv pool ${fmt2(u.serverLibuvMsPerSignIn)})`,
     );
     for (const kind of KINDS) {
       const m = s[kind];
+      const r = m.rawVerify;
       console.log(
-        `  ${kind.padEnd(6)} ${fmt1(m.perSecond)} sign-ins/s; server CPU per sign-in ${fmt2(m.serverCpuMsPerSignIn)} ms: main thread ${fmt2(m.serverMainThreadMsPerSignIn)}, libuv pool ${fmt2(m.serverLibuvMsPerSignIn)}, other threads ${fmt2(m.serverOtherThreadsMsPerSignIn)}; load generator ${m.loadGeneratorPercentOfOneCore} %, other processes ${m.otherProcessesPercent} % of a core${m.failures ? `; ${m.failures} FAILED${m.firstFailure ? ` (${m.firstFailure})` : ''}` : ''}`,
+        `  ${kind.padEnd(6)} raw argon2id verify (m=19456,t=2,p=1, ${IN_FLIGHT} in flight) ${fmt1(r.perSecond)}/s, ${fmt2(r.cpuMsPerVerify)} ms CPU each; the rounds' ratios ${m.rounds.map(fmt2).join(', ')}`,
+      );
+      console.log(
+        `  ${''.padEnd(6)} ${fmt1(m.perSecond)} sign-ins/s; server CPU per sign-in ${fmt2(m.serverCpuMsPerSignIn)} ms: main thread ${fmt2(m.serverMainThreadMsPerSignIn)}, libuv pool ${fmt2(m.serverLibuvMsPerSignIn)}, other threads ${fmt2(m.serverOtherThreadsMsPerSignIn)}; load generator ${m.loadGeneratorPercentOfOneCore} %, other processes ${m.otherProcessesPercent} % of a core${m.failures ? `; ${m.failures} FAILED${m.firstFailure ? ` (${m.firstFailure})` : ''}` : ''}`,
       );
       if (m.failures || m.count === 0) failed = true;
       const noise = Math.max(m.otherProcessesPercent, r.otherProcessesPercent);
