@@ -328,6 +328,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     fallback,
     enabled,
     observe: answerObserver(metrics, 'POST', SIGN_IN_PATH, 200),
+    log: app.log,
   });
   fastPath = (request, response) =>
     introspection(request, response) || refresh(request, response) || signIn(request, response);

@@ -75,6 +75,7 @@ describe.each(MODES)('sign-in fast path on $name', ({ dialect, env }) => {
       observe: () => {
         taken.fast += 1;
       },
+      log: app.app.log,
     });
     server = createServer((request, response) => {
       if (fast(request, response)) return;
@@ -181,6 +182,34 @@ describe.each(MODES)('sign-in fast path on $name', ({ dialect, env }) => {
     const ipOf = (id: string) => ips.find((row) => row.id === id)?.ip;
     expect(ipOf(named.body.sessionId)).toBe('203.0.113.9');
     expect(ipOf(peer.body.sessionId)).toBe('127.0.0.1');
+  });
+
+  it("logs its answer at info as Fastify logs the route's answers", async () => {
+    const address = await signedUp();
+    const linesOf = () =>
+      app.logs.lines
+        .map((line) => JSON.parse(line))
+        .filter((line) => line.req?.url === PATH && line.res?.statusCode === 200);
+    const before = linesOf().length;
+    const fast = await signIn(address);
+    expect(fast.fast).toBe(1);
+    // The same request through Fastify alone.
+    const slow = await viaFastify({ email: address, password: PASSWORD });
+    expect(slow.statusCode).toBe(200);
+    const [ours, fastify] = linesOf().slice(before);
+    expect(linesOf().length).toBe(before + 2);
+    expect(Object.keys(ours).sort()).toEqual(Object.keys(fastify).sort());
+    expect(ours).toMatchObject({
+      level: 30,
+      msg: 'request completed',
+      req: { method: 'POST', url: PATH, remoteAddress: '127.0.0.1' },
+      res: { statusCode: 200 },
+    });
+    expect(ours.reqId).toMatch(/^[0-9a-f-]{36}$/);
+    expect(ours.responseTime).toBeGreaterThan(0);
+    // Never the password, nor the tokens.
+    expect(JSON.stringify(ours)).not.toContain(PASSWORD);
+    expect(JSON.stringify(ours)).not.toContain(fast.body.refreshToken);
   });
 
   it('hands a refusal it reached to Fastify, counted once', async () => {
@@ -299,5 +328,54 @@ describe.each(MODES)('sign-in fast path on $name', ({ dialect, env }) => {
     const long = await signedUp(astral);
     const accepted = await signIn(long, astral);
     expect(accepted).toMatchObject({ status: 200, fast: 0, after: 1 });
+  });
+});
+
+describe('sign-in fast path behind a trusted proxy', () => {
+  it('leaves the request to Fastify, which reads the address from X-Forwarded-For', async () => {
+    const app = await startApp('sqlite', { env: { TRUST_PROXY: 'true' } });
+    try {
+      const t = await app.tenant();
+      let fast = 0;
+      let before = 0;
+      const path = signInFastPath(app.ctx, {
+        fallback: (request, response) => app.app.routing(request, response),
+        enabled: () => true,
+        observe: () => {
+          fast += 1;
+        },
+        log: app.app.log,
+      });
+      const server = createServer((request, response) => {
+        if (path(request, response)) return;
+        before += 1;
+        app.app.routing(request, response);
+      });
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}${PATH}`;
+      const address = email('proxied');
+      await postJson(app, '/v1/auth/sign-up', t.secretKey, { email: address, password: PASSWORD });
+      const headers = {
+        authorization: `Bearer ${t.secretKey}`,
+        'content-type': 'application/json',
+        'x-forwarded-for': '192.0.2.44',
+      };
+      const body = JSON.stringify({ email: address, password: PASSWORD });
+      // Twice: the first brings the key into memory.
+      await fetch(url, { method: 'POST', headers, body });
+      const res = await fetch(url, { method: 'POST', headers, body });
+      expect(res.status).toBe(200);
+      expect([fast, before]).toEqual([0, 2]);
+      const { sessionId } = await json(res);
+      const row = await app.ctx.database.db
+        .selectFrom('sessions')
+        .select('ip')
+        .where('id', '=', sessionId)
+        .executeTakeFirstOrThrow();
+      expect(row.ip).toBe('192.0.2.44');
+      await new Promise((resolve) => server.close(resolve));
+    } finally {
+      await app.dispose();
+    }
   });
 });

@@ -1,5 +1,7 @@
+import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isIP } from 'node:net';
+import type { FastifyBaseLogger } from 'fastify';
 import { defaults } from '../config/defaults.js';
 import { rateLimitHeaderList } from '../modules/rate-limit/index.js';
 import { signIn } from '../modules/sessions/index.js';
@@ -45,9 +47,10 @@ export function claimedClientIp(header: string | string[] | undefined): string |
  * core, in code that at tens of sign-ins a second never gets optimised. As the other fast
  * paths do, it takes only what the route would take the same way: a cached live secret
  * key with `sessions:write`, a plan that allows the request in memory, a JSON body of
- * exactly `email` and `password` within the schema's bounds, and an address it knows as
- * Fastify would (`Latchkey-Client-IP`, or the socket's peer when no proxy is trusted). Then
- * the route's own `signIn()` runs, and its session is answered here. Everything else goes
+ * exactly `email` and `password` within the schema's bounds, and no trusted proxy (behind
+ * one, Fastify reads the client's address from X-Forwarded-For). Then the route's own
+ * `signIn()` runs, its session is answered here, and at `info` the line Fastify would log
+ * for it is logged (http/logging.ts: sign-ins are logged). Everything else goes
  * to Fastify before `signIn()` runs, with the body replayed and the plan counted once; a
  * refusal `signIn()` reached (a wrong password, a second factor to ask for) goes there
  * after, with its outcome (`settledError`), so that Fastify writes and logs the problem
@@ -59,20 +62,22 @@ export function signInFastPath(
     fallback: (request: IncomingMessage, response: ServerResponse) => void;
     enabled: () => boolean;
     observe: (elapsedMs: number) => void;
+    /** The app's logger: the answer's line, as OneLineLog writes it for Fastify's answers. */
+    log: FastifyBaseLogger;
   },
 ): FastPath {
-  const { fallback, enabled, observe } = options;
+  const { fallback, enabled, observe, log } = options;
   const deps = accountDeps(ctx);
   const trustsProxy = ctx.config.trustProxy !== false && ctx.config.trustProxy !== 0;
   return (request, response) => {
     if (request.url !== SIGN_IN_PATH || request.method !== 'POST') return false;
     const startedAt = performance.now();
     const length = smallJsonBody(request.headers, MAX_BODY);
-    if (length === undefined || !enabled()) return false;
+    if (length === undefined || trustsProxy || !enabled()) return false;
+    // Fastify's request.ip when no proxy is trusted.
+    const peer = request.socket.remoteAddress;
+    if (peer === undefined) return false;
     const clientIp = claimedClientIp(request.headers['latchkey-client-ip']);
-    // Behind a trusted proxy Fastify reads the address from X-Forwarded-For.
-    const sessionIp = clientIp ?? (trustsProxy ? undefined : request.socket.remoteAddress);
-    if (sessionIp === undefined) return false;
     const admitted = admit(ctx, request, ROUTE_SCOPE);
     if (!admitted) return false;
     const { tenant, decision } = admitted;
@@ -82,7 +87,7 @@ export function signInFastPath(
       signIn(deps, tenant, {
         ...credentials,
         ip: clientIp,
-        sessionIp,
+        sessionIp: clientIp ?? peer,
         userAgent: request.headers['user-agent'],
       }).then(
         (answer) => {
@@ -99,7 +104,17 @@ export function signInFastPath(
             String(Buffer.byteLength(json)),
           ]);
           response.end(json);
-          observe(performance.now() - startedAt);
+          const elapsed = performance.now() - startedAt;
+          observe(elapsed);
+          log.info(
+            {
+              reqId: randomUUID(),
+              req: { method: 'POST', url: SIGN_IN_PATH, ip: peer },
+              res: { statusCode: 200 },
+              responseTime: elapsed,
+            },
+            'request completed',
+          );
         },
         (error: unknown) => handOver({ error }),
       );

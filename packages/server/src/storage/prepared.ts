@@ -15,10 +15,10 @@ class Slot {
 }
 
 /** The value `name` of a prepared query, as its builder writes it (see `prepared`). */
-export type Values<P> = <K extends keyof P & string>(name: K) => P[K];
+export type Values<Params> = <K extends keyof Params & string>(name: K) => Params[K];
 
-interface Template<O> {
-  query: CompiledQuery<O>;
+interface Template<Row> {
+  query: CompiledQuery<Row>;
   /** Per parameter, the value it takes at each run; undefined: the compiled one. */
   slots: (string | undefined)[];
 }
@@ -35,12 +35,12 @@ interface Template<O> {
  * the query's shape depends on (those make different SQL, so build them each time). A
  * value that does not arrive there is refused at the first run, before any statement.
  */
-export function prepared<P extends object, O>(
-  build: (db: Kysely<Schema>, value: Values<P>) => Compilable<O> | RawBuilder<O>,
-): (db: Kysely<Schema>, values: P) => Promise<QueryResult<O>> {
+export function prepared<Params extends object, Row>(
+  build: (db: Kysely<Schema>, value: Values<Params>) => Compilable<Row> | RawBuilder<Row>,
+): (db: Kysely<Schema>, values: Params) => Promise<QueryResult<Row>> {
   // Keyed by the dialect's adapter: a transaction's Kysely is new each time, its SQL is not.
-  const templates = new WeakMap<DialectAdapter, Template<O>>();
-  const templateFor = (db: Kysely<Schema>): Template<O> => {
+  const templates = new WeakMap<DialectAdapter, Template<Row>>();
+  const templateFor = (db: Kysely<Schema>): Template<Row> => {
     const adapter = db.getExecutor().adapter;
     const known = templates.get(adapter);
     if (known) return known;
@@ -48,7 +48,7 @@ export function prepared<P extends object, O>(
     const built = build(db, ((name: string) => {
       used.add(name);
       return new Slot(name);
-    }) as Values<P>);
+    }) as Values<Params>);
     const query = 'isRawBuilder' in built ? built.compile(db) : built.compile();
     const slots = query.parameters.map((p) => (p instanceof Slot ? p.name : undefined));
     const lost = [...used].filter((name) => !slots.includes(name));
@@ -67,7 +67,7 @@ export function prepared<P extends object, O>(
       if (value === undefined) throw new TypeError(`prepared query: ${name} is undefined`);
       return value;
     });
-    return await db.executeQuery<O>({ ...query, parameters, queryId: createQueryId() });
+    return await db.executeQuery<Row>({ ...query, parameters, queryId: createQueryId() });
   };
 }
 
