@@ -3,20 +3,10 @@ import { type Config, ConfigError, loadConfig } from '../config/config.js';
 import { LatchkeyError } from '../errors/index.js';
 import { openMasterSecret } from '../modules/master-secret/index.js';
 import { migrateToLatest, openDatabase, type Publisher } from '../storage/index.js';
-import { adminCommand } from './admin.js';
-import { appCommand } from './app.js';
 import { UsageError } from './args.js';
 import { COMMANDS, formatCommandHelp, formatHelp, formatUsage } from './help.js';
-import { exportCommand, importCommand } from './import.js';
-import { keysCommand } from './keys.js';
 import type { OpenedDatabase } from './opened.js';
-import { operatorKeyCommand } from './operator-key.js';
 import type { Output } from './output.js';
-import { providerCommand } from './provider.js';
-import { secretCommand } from './secret.js';
-import { signingKeyCommand } from './signing-key.js';
-import { tenantCommand } from './tenant.js';
-import { webhookCommand } from './webhook.js';
 
 /**
  * Runs a command on the database, with the master secret's box once the database has agreed
@@ -113,6 +103,8 @@ export async function runCli(
     const settings =
       command === 'migrate' ? { ...env, PORT: undefined, PUBLIC_URL: undefined } : env;
     const config = loadConfig(settings, { warn: (m) => output.err(`warning: ${m}`) });
+    // Each command's module is loaded when it runs: a command starts without the others'
+    // modules (the server's Fastify and its plugins, the OpenID Provider, WebAuthn).
     switch (command) {
       case 'serve': {
         // Loaded only here: the other commands start without Fastify and its plugins.
@@ -135,6 +127,7 @@ export async function runCli(
         return 0;
       }
       case 'tenant': {
+        const { tenantCommand } = await import('./tenant.js');
         let code = 0;
         await withDatabase(config, output, async (database) => {
           code = await tenantCommand(
@@ -146,38 +139,53 @@ export async function runCli(
         });
         return code;
       }
-      case 'operator-key':
+      case 'operator-key': {
+        const { operatorKeyCommand } = await import('./operator-key.js');
         await withDatabase(config, output, (database) =>
           operatorKeyCommand(database.db, args, output),
         );
         return 0;
-      case 'keys':
+      }
+      case 'keys': {
+        const { keysCommand } = await import('./keys.js');
         await withDatabase(config, output, (database) =>
           keysCommand({ db: database.db, bus: cliBus(config, output) }, args, output),
         );
         return 0;
-      case 'app':
+      }
+      case 'app': {
+        const { appCommand } = await import('./app.js');
         await withDatabase(config, output, (database) =>
           appCommand({ db: database.db, bus: cliBus(config, output) }, args, output),
         );
         return 0;
-      case 'provider':
+      }
+      case 'provider': {
+        const { providerCommand } = await import('./provider.js');
         await withDatabase(config, output, (database) => providerCommand(database, args, output));
         return 0;
-      case 'webhook':
+      }
+      case 'webhook': {
+        const { webhookCommand } = await import('./webhook.js');
         await withDatabase(config, output, (database) => webhookCommand(database, args, output));
         return 0;
-      case 'admin':
+      }
+      case 'admin': {
+        const { adminCommand } = await import('./admin.js');
         await withDatabase(config, output, (database) =>
           adminCommand(config, database, args, output),
         );
         return 0;
-      case 'signing-key':
+      }
+      case 'signing-key': {
+        const { signingKeyCommand } = await import('./signing-key.js');
         await withDatabase(config, output, (database) => signingKeyCommand(database, args, output));
         if (args[0] === 'revoke') await tellInstances(config, output);
         return 0;
+      }
       case 'import':
       case 'export': {
+        const { exportCommand, importCommand } = await import('./import.js');
         let code = 0;
         await withDatabase(config, output, async (database) => {
           code = await (command === 'import' ? importCommand : exportCommand)(
@@ -193,6 +201,7 @@ export async function runCli(
         const database = openDatabase(config.databaseUrl, { poolSize: 2 });
         try {
           if (database.dialect === 'sqlite') await migrateToLatest(database.db as never);
+          const { secretCommand } = await import('./secret.js');
           await secretCommand(config, database, args, output, {
             next: env.LATCHKEY_NEW_SECRET || undefined,
             previous: env.LATCHKEY_PREVIOUS_SECRET || undefined,

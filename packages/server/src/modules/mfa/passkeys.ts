@@ -1,16 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { isIP } from 'node:net';
-import {
-  type AuthenticationResponseJSON,
-  generateAuthenticationOptions,
-  generateRegistrationOptions,
-  type PublicKeyCredentialCreationOptionsJSON,
-  type PublicKeyCredentialRequestOptionsJSON,
-  type RegistrationResponseJSON,
+import type {
+  AuthenticationResponseJSON,
+  PublicKeyCredentialCreationOptionsJSON,
+  PublicKeyCredentialRequestOptionsJSON,
+  RegistrationResponseJSON,
   verifyAuthenticationResponse,
   verifyRegistrationResponse,
 } from '@simplewebauthn/server';
-import { COSEALG } from '@simplewebauthn/server/helpers';
 import Bowser from 'bowser';
 import type { Kysely } from 'kysely';
 import { defaults } from '../../config/defaults.js';
@@ -55,7 +52,17 @@ const ceremonyTimeout = defaults.passkeys.challengeLifetimeMs;
  * RS256 (COSE, RFC 9053), which every authenticator offers one of. SimpleWebAuthn would add
  * ML-DSA-44 where the runtime has it, which Node.js still marks experimental.
  */
-const ALGORITHMS = [COSEALG.EdDSA, COSEALG.ES256, COSEALG.RS256];
+async function algorithms(): Promise<number[]> {
+  const { COSEALG } = await import('@simplewebauthn/server/helpers');
+  return [COSEALG.EdDSA, COSEALG.ES256, COSEALG.RS256];
+}
+
+/**
+ * SimpleWebAuthn, loaded at the first ceremony: its certificate parsers (@peculiar/x509 and
+ * the ASN.1 schemas) took 40 ms of every CLI command's start and their memory in every
+ * process, passkeys or not.
+ */
+const webauthn = () => import('@simplewebauthn/server');
 
 /** The options of `navigator.credentials.create()` for a new passkey of `user`. */
 export async function passkeyRegistrationOptions(
@@ -70,6 +77,7 @@ export async function passkeyRegistrationOptions(
     .where('tenant_id', '=', tenant.id)
     .where('user_id', '=', user.id)
     .execute();
+  const { generateRegistrationOptions } = await webauthn();
   return generateRegistrationOptions({
     rpName: tenant.name,
     rpID: rp.id,
@@ -79,7 +87,7 @@ export async function passkeyRegistrationOptions(
     userID: new TextEncoder().encode(user.id),
     challenge: await newChallenge(db, tenant.id, user.id, 'register'),
     timeout: ceremonyTimeout,
-    supportedAlgorithmIDs: ALGORITHMS,
+    supportedAlgorithmIDs: await algorithms(),
     attestationType: 'none',
     // The same authenticator is not registered twice.
     excludeCredentials: own.map((c) => ({
@@ -137,15 +145,16 @@ export async function registerPasskey(
   if (!isCredential(response, 'attestationObject'))
     throw new LatchkeyError('invalid_request', 'The browser sent no passkey.');
   const check = challengeCheck(db, tenant.id, user.id, 'register');
+  const { verifyRegistrationResponse: verify } = await webauthn();
   let verified: Awaited<ReturnType<typeof verifyRegistrationResponse>>;
   try {
-    verified = await verifyRegistrationResponse({
+    verified = await verify({
       response: response as RegistrationResponseJSON,
       expectedChallenge: check.expectedChallenge,
       expectedOrigin: rp.origin,
       expectedRPID: rp.id,
       requireUserVerification: true,
-      supportedAlgorithmIDs: ALGORITHMS,
+      supportedAlgorithmIDs: await algorithms(),
     });
   } catch (error) {
     throw refused('This passkey could not be checked. Try again.', error);
@@ -207,6 +216,7 @@ export async function passkeySignInOptions(
   rp: RelyingParty,
   tenant: Tenant,
 ): Promise<PublicKeyCredentialRequestOptionsJSON> {
+  const { generateAuthenticationOptions } = await webauthn();
   return generateAuthenticationOptions({
     rpID: rp.id,
     challenge: await newChallenge(db, tenant.id, null, 'authenticate'),
@@ -253,9 +263,10 @@ export async function verifyPasskeySignIn(
   if (!handle || Buffer.from(handle, 'base64url').toString('utf8') !== row.user_id)
     throw refused('This passkey does not belong to its account.');
   const check = challengeCheck(db, tenant.id, null, 'authenticate');
+  const { verifyAuthenticationResponse: verify } = await webauthn();
   let verified: Awaited<ReturnType<typeof verifyAuthenticationResponse>>;
   try {
-    verified = await verifyAuthenticationResponse({
+    verified = await verify({
       response: assertion,
       expectedChallenge: check.expectedChallenge,
       expectedOrigin: rp.origin,
