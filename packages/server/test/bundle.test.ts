@@ -50,6 +50,27 @@ describe('the bundled server (dist/latchkey.mjs)', () => {
     expect(/\.node["']\)/.test(source), 'a native .node file is required by path').toBe(false);
   });
 
+  it("starts without node:http's ES facade, whose lazy exports load undici", async () => {
+    // `latchkey` (the usage) run inside a process that then says what Node.js loaded.
+    const probe = [
+      'process.argv.length = 2;',
+      `await import(${JSON.stringify(BUNDLE)});`,
+      "console.error(JSON.stringify(process.moduleLoadList.filter((m) => m.includes('undici'))));",
+    ].join('\n');
+    const loaded = await new Promise<string>((resolve) => {
+      execFile(
+        process.execPath,
+        ['--input-type=module', '-e', probe],
+        { env: { ...process.env, LATCHKEY_SECRET: SECRET }, cwd: tmpdir(), timeout: 20_000 },
+        (_error, stdout, stderr) => {
+          expect(stdout).toMatch(/latchkey serve/);
+          resolve(stderr.trim().split('\n').at(-1) ?? '');
+        },
+      );
+    });
+    expect(JSON.parse(loaded)).toEqual([]);
+  });
+
   it('is what bin/latchkey.js runs', async () => {
     const [viaBin, viaBundle] = await Promise.all([usage(BIN), usage(BUNDLE)]);
     expect(viaBundle.code).toBe(2);
