@@ -43,7 +43,7 @@ export function claimedClientIp(header: string | string[] | undefined): string |
 /**
  * `POST /v1/auth/sign-in` without the framework. The argon2id verify is most of a
  * sign-in's cost, but what is left (Fastify's routing, hooks, validation, serializer and
- * child logger, around a handful of statements and one signature) is a fifth of it on one
+ * child logger, around a handful of statements and one signature) is a sixth of it on one
  * core, in code that at tens of sign-ins a second never gets optimised. As the other fast
  * paths do, it takes only what the route would take the same way: a cached live secret
  * key with `sessions:write`, a plan that allows the request in memory, a JSON body of
@@ -53,7 +53,7 @@ export function claimedClientIp(header: string | string[] | undefined): string |
  * for it is logged (http/logging.ts: sign-ins are logged). Everything else goes
  * to Fastify before `signIn()` runs, with the body replayed and the plan counted once; a
  * refusal `signIn()` reached (a wrong password, a second factor to ask for) goes there
- * after, with its outcome (`settledError`), so that Fastify writes and logs the problem
+ * after, with its outcome (`settledBy`), so that Fastify writes and logs the problem
  * exactly as it would have, without counting the failure twice.
  */
 export function signInFastPath(
