@@ -101,6 +101,22 @@ describe.each(DIALECTS)('prepared queries on %s', (dialect) => {
     expect((await notesOf(database.db, { owner: 'tx', after: 0 })).rows).toEqual([]);
   });
 
+  it("runs a plugin's transformation of each query, as Kysely does without it", async () => {
+    const seen: string[] = [];
+    const watched = database.db.withPlugin({
+      transformQuery: (args) => {
+        seen.push(args.node.kind);
+        return args.node;
+      },
+      transformResult: async (args) => args.result,
+    });
+    await notesOf(database.db, { owner: 'ann', after: 0 });
+    const { rows } = await notesOf(watched, { owner: 'ann', after: 0 });
+    await notesOf(watched, { owner: 'bob', after: 0 });
+    expect(seen).toEqual(['SelectQueryNode', 'SelectQueryNode']);
+    expect(rows.map((r) => r.id)).toEqual(['a', 'c']);
+  });
+
   it('refuses what it cannot prepare, and writes nothing', async () => {
     // A value changed on its way (here made JSON) never reaches the parameters as itself.
     const changed = prepared<{ owner: string }, Note>((kysely, value) =>
