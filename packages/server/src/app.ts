@@ -10,7 +10,7 @@ import { LatchkeyError } from './errors/index.js';
 import { CLIENT_AUTH_METHODS } from './http/client-auth.js';
 import { trackConnections } from './http/connections.js';
 import type { AppContext } from './http/context.js';
-import type { FastPath } from './http/fast-path.js';
+import { elapsedMs, type FastPath, settledBy } from './http/fast-path.js';
 import { INTROSPECT_PATH, introspectionFastPath } from './http/introspection-fast-path.js';
 import { registerJsonParser } from './http/json-body.js';
 import { loggerOptions, OneLineLog } from './http/logging.js';
@@ -287,7 +287,9 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     reply.headers(DEFAULT_HEADERS);
     // The request's span is named by its route (docs/design.md §7.1), known once routed.
     if (tracer) setRoute(reply.raw, request.routeOptions.url);
-    if (closing) {
+    // A refusal a fast path already reached (its failure counted, its challenge made) is
+    // answered as it is: asked again elsewhere, it would count twice.
+    if (closing && !settledBy(request.raw)) {
       connections?.lastAnswer(reply.raw);
       sendProblem(
         reply,
@@ -295,13 +297,15 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       );
       return;
     }
+    if (closing) connections?.lastAnswer(reply.raw);
     if (request.url.includes('%') && /%00/i.test(request.url))
       return done(new LatchkeyError('invalid_request', 'The URL contains a NUL character'));
     done();
   });
   const observe = requestObserver(metrics);
   app.addHook('onResponse', (request, reply, done) => {
-    observe(request.method, request.routeOptions.url, reply.statusCode, reply.elapsedTime);
+    const elapsed = elapsedMs(request.raw, reply.elapsedTime);
+    observe(request.method, request.routeOptions.url, reply.statusCode, elapsed);
     done();
   });
   // At debug every answer is logged, which only Fastify's path does.

@@ -379,3 +379,39 @@ describe('sign-in fast path behind a trusted proxy', () => {
     }
   });
 });
+
+describe('sign-in fast path during shutdown', () => {
+  it('answers a refusal it already reached as it is, not 503, and logs its whole time', async () => {
+    let onSlowed: (() => Promise<void>) | undefined;
+    // The sixth failure on an account is slowed: the shutdown starts during that wait.
+    const app = await startApp('sqlite', {
+      signInPolicy: { ...defaults.signInFailures, wait: async () => onSlowed?.() },
+    });
+    let closed: Promise<void> | undefined;
+    try {
+      const t = await app.tenant();
+      const address = email('closing');
+      await postJson(app, '/v1/auth/sign-up', t.secretKey, { email: address, password: PASSWORD });
+      const wrong = () =>
+        postJson(app, PATH, t.secretKey, { email: address, password: 'wrong password!' });
+      for (let i = 0; i < 5; i++) expect((await wrong()).status).toBe(401);
+      onSlowed = async () => {
+        closed = app.app.close();
+        await new Promise((resolve) => setTimeout(resolve, 150));
+      };
+      const sixth = await wrong();
+      expect(sixth.status).toBe(401);
+      expect((await json(sixth)).code).toBe('invalid_credentials');
+      // Its line counts from its arrival: the wait included, not from the hand-over.
+      const line = app.logs.lines
+        .map((l) => JSON.parse(l))
+        .filter((l) => l.req?.url === PATH && l.res?.statusCode === 401)
+        .at(-1);
+      expect(line.responseTime).toBeGreaterThanOrEqual(150);
+      await closed;
+    } finally {
+      await (closed ?? app.app.close()).catch(() => {});
+      await app.dispose().catch(() => {});
+    }
+  });
+});

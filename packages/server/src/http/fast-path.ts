@@ -27,6 +27,8 @@ const settled = new WeakMap<IncomingMessage, Settled>();
 /** What a fast path's work came to, when that is a refusal for Fastify to write. */
 export interface Settled {
   error: unknown;
+  /** When the fast path took the request (performance.now()): its answer's time counts from there. */
+  startedAt: number;
 }
 
 /** The body a fast path already read, as a stream for Fastify's parser (a preParsing hook). */
@@ -42,6 +44,15 @@ export function replayedBody(request: IncomingMessage): Readable | undefined {
  */
 export function settledBy(request: IncomingMessage): Settled | undefined {
   return settled.get(request);
+}
+
+/**
+ * Milliseconds since the request arrived: Fastify's own count starts when a fast path hands
+ * the request over, after the work (the verify, a slowed failure's wait) of a refusal.
+ */
+export function elapsedMs(request: IncomingMessage, fastifyElapsedMs: number): number {
+  const outcome = settled.get(request);
+  return outcome ? performance.now() - outcome.startedAt : fastifyElapsedMs;
 }
 
 /** The tenant plan decision already taken for this request, if a fast path took one. */

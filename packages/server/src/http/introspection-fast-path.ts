@@ -147,7 +147,7 @@ export function introspectionFastPath(
       result.then(
         (answer) => respond(response, decision, answer, startedAt),
         // A database error: Fastify asks again and answers (or logs) it as it would have.
-        handOver,
+        () => handOver(),
       );
     });
     return true;

@@ -5,6 +5,7 @@ import {
   LogController,
 } from 'fastify';
 import type { DestinationStream } from 'pino';
+import { elapsedMs } from './fast-path.js';
 import { INTROSPECT_PATH } from './introspection-fast-path.js';
 import { REFRESH_PATH } from './refresh-fast-path.js';
 
@@ -45,7 +46,7 @@ export class OneLineLog extends LogController {
       // pino's methods below the level are no-ops: at info a quiet line costs nothing more.
       (quiet ? reply.log.debug : reply.log.info).call(
         reply.log,
-        { req: request, res: reply, responseTime: reply.elapsedTime },
+        { req: request, res: reply, responseTime: elapsedMs(request.raw, reply.elapsedTime) },
         'request completed',
       );
     }

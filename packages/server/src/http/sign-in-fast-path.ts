@@ -89,35 +89,38 @@ export function signInFastPath(
         ip: clientIp,
         sessionIp: clientIp ?? peer,
         userAgent: request.headers['user-agent'],
-      }).then(
-        (answer) => {
-          const json = JSON.stringify(answer);
-          response.writeHead(200, [
-            'cache-control',
-            'no-store',
-            'x-content-type-options',
-            'nosniff',
-            ...rateLimitHeaderList(decision),
-            'content-type',
-            'application/json; charset=utf-8',
-            'content-length',
-            String(Buffer.byteLength(json)),
-          ]);
-          response.end(json);
-          const elapsed = performance.now() - startedAt;
-          observe(elapsed);
-          log.info(
-            {
-              reqId: randomUUID(),
-              req: { method: 'POST', url: SIGN_IN_PATH, ip: peer },
-              res: { statusCode: 200 },
-              responseTime: elapsed,
-            },
-            'request completed',
-          );
-        },
-        (error: unknown) => handOver({ error }),
-      );
+      })
+        .then(
+          (answer) => {
+            const json = JSON.stringify(answer);
+            response.writeHead(200, [
+              'cache-control',
+              'no-store',
+              'x-content-type-options',
+              'nosniff',
+              ...rateLimitHeaderList(decision),
+              'content-type',
+              'application/json; charset=utf-8',
+              'content-length',
+              String(Buffer.byteLength(json)),
+            ]);
+            response.end(json);
+            const elapsed = performance.now() - startedAt;
+            observe(elapsed);
+            log.info(
+              {
+                reqId: randomUUID(),
+                req: { method: 'POST', url: SIGN_IN_PATH, ip: peer },
+                res: { statusCode: 200 },
+                responseTime: elapsed,
+              },
+              'request completed',
+            );
+          },
+          (error: unknown) => handOver({ error, startedAt }),
+        )
+        // The answer is written by then: what failed after it can only be logged.
+        .catch((error: unknown) => log.error({ err: error }, 'sign-in answer failed'));
     });
     return true;
   };

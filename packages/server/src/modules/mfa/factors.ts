@@ -90,13 +90,6 @@ export async function listFactors(
   return factors;
 }
 
-/**
- * The second factors a user holds: a confirmed authenticator app, a passkey, and recovery
- * codes left (offered only beside a factor of their own: they stand in for a lost device).
- * A passkey counts even while the tenant has passkeys off: the switch hides the ceremony,
- * it never drops a user's second factor (such a user finishes with a recovery code, or an
- * operator resets the factor).
- */
 /** Which kinds of factor a user holds (not the factors): one statement, compiled once. */
 const heldFactors = prepared<
   { tenantId: string; userId: string },
@@ -135,6 +128,13 @@ const heldFactors = prepared<
   ]),
 );
 
+/**
+ * The second factors a user holds: a confirmed authenticator app, a passkey, and recovery
+ * codes left (offered only beside a factor of their own: they stand in for a lost device).
+ * A passkey counts even while the tenant has passkeys off: the switch hides the ceremony,
+ * it never drops a user's second factor (such a user finishes with a recovery code, or an
+ * operator resets the factor).
+ */
 async function secondFactorsOf(
   db: Kysely<Schema>,
   tenant: Pick<Tenant, 'id'>,

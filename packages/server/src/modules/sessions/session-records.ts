@@ -141,7 +141,6 @@ export function sessionCreatedData(row: SessionRow) {
   };
 }
 
-/** Writes a new session, and its `session.created` event on the same handle. */
 const SESSION_COLUMNS: Record<keyof SessionRow, true> = {
   id: true,
   tenant_id: true,
@@ -164,6 +163,7 @@ const insertSession = prepared<SessionRow, InsertResult>((db, value) =>
   db.insertInto('sessions').values(columnValues(SESSION_COLUMNS, value)),
 );
 
+/** Writes a new session, and its `session.created` event on the same handle. */
 export async function insertSessionRow(db: Kysely<Schema>, row: SessionRow): Promise<void> {
   await insertSession(db, row);
   await emitEvent(db, row.tenant_id, 'session.created', sessionCreatedData(row));
