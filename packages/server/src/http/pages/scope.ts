@@ -1,8 +1,8 @@
-import { randomBytes } from 'node:crypto';
 import cookie from '@fastify/cookie';
 import csrf from '@fastify/csrf-protection';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { defaults } from '../../config/defaults.js';
+import { randomNonce } from '../../crypto/random.js';
 import { LatchkeyError } from '../../errors/index.js';
 import type { AppContext } from '../context.js';
 import { parseForm } from '../form-body.js';
@@ -79,7 +79,7 @@ export async function registerPageScope(
   scope.decorateRequest('cspNonce', '');
   const origin = new URL(ctx.authUrl).origin;
   scope.addHook('onRequest', async (request, reply) => {
-    request.cspNonce = randomBytes(16).toString('base64');
+    request.cspNonce = randomNonce();
     // A change comes from our own pages only: a cross-site form is refused before anything
     // else. (Pages under Referrer-Policy no-referrer send `Origin: null`.)
     if (request.method === 'POST' && request.routeOptions.config.csrf !== false) {

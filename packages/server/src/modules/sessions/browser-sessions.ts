@@ -1,7 +1,7 @@
-import { randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { defaults } from '../../config/defaults.js';
 import { sha256Hex } from '../../crypto/hash.js';
+import { randomToken } from '../../crypto/random.js';
 import type { Schema } from '../../storage/index.js';
 import { getUser, type User } from '../users/index.js';
 
@@ -21,7 +21,7 @@ export async function startBrowserSession(
   sessionId: string | null = null,
   amr?: readonly string[],
 ): Promise<string> {
-  const value = randomBytes(32).toString('base64url');
+  const value = randomToken();
   const now = Date.now();
   await db
     .insertInto('hosted_sessions')
