@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import { type Scope, scopeBit } from '../modules/keys/index.js';
-import type { Decision } from '../modules/rate-limit/index.js';
+import { type Decision, rateLimitHeaderList } from '../modules/rate-limit/index.js';
 import type { Tenant } from '../modules/tenants/index.js';
 import { bearerToken } from './bearer.js';
 import type { AppContext } from './context.js';
@@ -149,4 +149,28 @@ export function jsonObject(text: string): Record<string, unknown> | undefined {
   return typeof body === 'object' && body !== null && !Array.isArray(body)
     ? (body as Record<string, unknown>)
     : undefined;
+}
+
+/**
+ * A fast path's 200: the headers the Fastify route's answer has (DEFAULT_HEADERS in app.ts,
+ * the plan's rate-limit headers, JSON), then `json`.
+ */
+export function answerJson(
+  response: ServerResponse,
+  decision: Decision,
+  json: string,
+  length = Buffer.byteLength(json),
+): void {
+  response.writeHead(200, [
+    'cache-control',
+    'no-store',
+    'x-content-type-options',
+    'nosniff',
+    ...rateLimitHeaderList(decision),
+    'content-type',
+    'application/json; charset=utf-8',
+    'content-length',
+    String(length),
+  ]);
+  response.end(json);
 }

@@ -6,9 +6,15 @@ import {
   introspectionJson,
 } from '../modules/introspection/index.js';
 import type { Decision } from '../modules/rate-limit/index.js';
-import { rateLimitHeaderList } from '../modules/rate-limit/index.js';
 import type { AppContext } from './context.js';
-import { admit, type FastPath, jsonObject, readBody, smallJsonBody } from './fast-path.js';
+import {
+  admit,
+  answerJson,
+  type FastPath,
+  jsonObject,
+  readBody,
+  smallJsonBody,
+} from './fast-path.js';
 
 /**
  * Introspection without the framework, for the requests that make up nearly all of its
@@ -83,18 +89,7 @@ export function introspectionFastPath(
     startedAt: number,
   ) {
     const { json, length } = introspectionJson(result);
-    response.writeHead(200, [
-      'cache-control',
-      'no-store',
-      'x-content-type-options',
-      'nosniff',
-      ...rateLimitHeaderList(decision),
-      'content-type',
-      'application/json; charset=utf-8',
-      'content-length',
-      String(length),
-    ]);
-    response.end(json);
+    answerJson(response, decision, json, length);
     observe(performance.now() - startedAt);
   }
 

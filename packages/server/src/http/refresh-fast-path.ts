@@ -1,8 +1,14 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { defaults } from '../config/defaults.js';
-import { rateLimitHeaderList } from '../modules/rate-limit/index.js';
 import type { RefreshBatch } from '../modules/sessions/index.js';
-import { admit, type FastPath, jsonObject, readBody, smallJsonBody } from './fast-path.js';
+import {
+  admit,
+  answerJson,
+  type FastPath,
+  jsonObject,
+  readBody,
+  smallJsonBody,
+} from './fast-path.js';
 
 export const REFRESH_PATH = '/v1/auth/token';
 const ROUTE_SCOPE = 'sessions:write';
@@ -53,18 +59,7 @@ export function refreshFastPath(
         (answer) => {
           if (answer === undefined) return handOver();
           const json = JSON.stringify(answer);
-          response.writeHead(200, [
-            'cache-control',
-            'no-store',
-            'x-content-type-options',
-            'nosniff',
-            ...rateLimitHeaderList(decision),
-            'content-type',
-            'application/json; charset=utf-8',
-            'content-length',
-            String(Buffer.byteLength(json)),
-          ]);
-          response.end(json);
+          answerJson(response, decision, json);
           observe(performance.now() - startedAt);
         },
         () => handOver(),

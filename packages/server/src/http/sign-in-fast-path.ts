@@ -3,10 +3,16 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isIP } from 'node:net';
 import type { FastifyBaseLogger } from 'fastify';
 import { defaults } from '../config/defaults.js';
-import { rateLimitHeaderList } from '../modules/rate-limit/index.js';
 import { signIn } from '../modules/sessions/index.js';
 import { type AppContext, accountDeps } from './context.js';
-import { admit, type FastPath, jsonObject, readBody, smallJsonBody } from './fast-path.js';
+import {
+  admit,
+  answerJson,
+  type FastPath,
+  jsonObject,
+  readBody,
+  smallJsonBody,
+} from './fast-path.js';
 
 export const SIGN_IN_PATH = '/v1/auth/sign-in';
 const ROUTE_SCOPE = 'sessions:write';
@@ -93,18 +99,7 @@ export function signInFastPath(
         .then(
           (answer) => {
             const json = JSON.stringify(answer);
-            response.writeHead(200, [
-              'cache-control',
-              'no-store',
-              'x-content-type-options',
-              'nosniff',
-              ...rateLimitHeaderList(decision),
-              'content-type',
-              'application/json; charset=utf-8',
-              'content-length',
-              String(Buffer.byteLength(json)),
-            ]);
-            response.end(json);
+            answerJson(response, decision, json);
             const elapsed = performance.now() - startedAt;
             observe(elapsed);
             log.info(
