@@ -4,8 +4,7 @@
  * over without losing the body or counting the plan twice, and keeps a connection's
  * answers in order.
  */
-import { createServer, type Server } from 'node:http';
-import { type AddressInfo, connect, type Socket } from 'node:net';
+import { connect, type Socket } from 'node:net';
 import { decodeJwt } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { introspectionFastPath } from '../src/http/introspection-fast-path.js';
@@ -14,6 +13,8 @@ import type { DialectName } from '../src/storage/index.js';
 import {
   type Body,
   DIALECTS,
+  type FastPathServer,
+  fastPathServer,
   HAVE_REDIS,
   json,
   METRICS_AUTH,
@@ -171,46 +172,17 @@ describe.each(MODES)('introspection fast path on $name', ({ dialect, env }) => {
   );
 
   describe('what it takes and what it hands over', () => {
-    let server: Server;
-    let url: string;
-    const taken = { fast: 0, before: 0, after: 0 };
+    let server: FastPathServer;
 
     beforeAll(async () => {
       // The real fast path over the real Fastify router, counting who answered.
-      const fast = introspectionFastPath(app.ctx, {
-        fallback: (request, response) => {
-          taken.after += 1;
-          app.app.routing(request, response);
-        },
-        enabled: () => true,
-        observe: () => {
-          taken.fast += 1;
-        },
-      });
-      server = createServer((request, response) => {
-        if (fast(request, response)) return;
-        taken.before += 1;
-        app.app.routing(request, response);
-      });
-      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-      url = `http://127.0.0.1:${(server.address() as AddressInfo).port}${PATH}`;
+      server = await fastPathServer(app, PATH, (hooks) => introspectionFastPath(app.ctx, hooks));
     });
     afterAll(async () => {
-      await new Promise((resolve) => server.close(resolve));
+      await server.close();
     });
 
-    async function count(headers: Record<string, string>, body: string) {
-      const before = { ...taken };
-      const res = await fetch(url, { method: 'POST', headers, body });
-      const text = await res.text();
-      return {
-        status: res.status,
-        text,
-        fast: taken.fast - before.fast,
-        before: taken.before - before.before,
-        after: taken.after - before.after,
-      };
-    }
+    const count = (headers: Record<string, string>, body: string) => server.send(body, headers);
 
     it('answers a cached key and token itself, and a cold token (RSA) too', async () => {
       const fresh = (await session(t)).accessToken;

@@ -4,8 +4,6 @@
  * PostgreSQL: one statement) with every rule of a rotation, and hands everything else over
  * (body replayed, plan counted once). Its writes never run inside another workflow's.
  */
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { createLocalJWKSet, decodeProtectedHeader, type JSONWebKeySet, jwtVerify } from 'jose';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -17,6 +15,8 @@ import {
   browserSignIn,
   DIALECTS,
   email,
+  type FastPathServer,
+  fastPathServer,
   HAVE_REDIS,
   json,
   postJson,
@@ -38,9 +38,7 @@ for (const dialect of DIALECTS) {
 describe.each(MODES)('refresh fast path on $name', ({ dialect, env }) => {
   let app: TestApp;
   let t: TestTenant;
-  let server: Server;
-  let url: string;
-  const taken = { fast: 0, before: 0, after: 0 };
+  let server: FastPathServer;
 
   const headersOf = (tenant: TestTenant) => ({
     authorization: `Bearer ${tenant.secretKey}`,
@@ -65,52 +63,26 @@ describe.each(MODES)('refresh fast path on $name', ({ dialect, env }) => {
       authUrl: app.ctx.config.publicUrl,
     };
     const sqlite = app.ctx.database.sqlite;
-    const fast = refreshFastPath(
-      sqlite ? new SqliteRefreshBatch({ ...deps, sqlite }) : new PostgresRefreshBatch(deps),
-      app.ctx,
-      {
-        fallback: (request, response) => {
-          taken.after += 1;
-          app.app.routing(request, response);
-        },
-        enabled: () => true,
-        observe: () => {
-          taken.fast += 1;
-        },
-      },
+    server = await fastPathServer(app, PATH, (hooks) =>
+      refreshFastPath(
+        sqlite ? new SqliteRefreshBatch({ ...deps, sqlite }) : new PostgresRefreshBatch(deps),
+        app.ctx,
+        hooks,
+      ),
     );
-    server = createServer((request, response) => {
-      if (fast(request, response)) return;
-      taken.before += 1;
-      app.app.routing(request, response);
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}${PATH}`;
     // The key and the signing key in memory: the first refresh goes the long way.
     const first = await signedIn(app, t);
-    await fetch(url, {
-      method: 'POST',
-      headers: headersOf(t),
-      body: JSON.stringify({ refreshToken: first.refreshToken }),
-    });
+    await server.send(JSON.stringify({ refreshToken: first.refreshToken }), headersOf(t));
   });
   afterAll(async () => {
-    await new Promise((resolve) => server.close(resolve));
+    await server.close();
     await app.dispose();
   });
 
   async function send(body: string, headers: Record<string, string> = headersOf(t)) {
-    const before = { ...taken };
-    const res = await fetch(url, { method: 'POST', headers, body });
-    const text = await res.text();
-    return {
-      status: res.status,
-      headers: res.headers,
-      body: res.headers.get('content-type')?.includes('json') ? JSON.parse(text) : text,
-      fast: taken.fast - before.fast,
-      before: taken.before - before.before,
-      after: taken.after - before.after,
-    };
+    const answer = await server.send(body, headers);
+    const isJson = answer.headers.get('content-type')?.includes('json');
+    return { ...answer, body: isJson ? JSON.parse(answer.text) : answer.text };
   }
   const refresh = (refreshToken: unknown, headers?: Record<string, string>) =>
     send(JSON.stringify({ refreshToken }), headers);

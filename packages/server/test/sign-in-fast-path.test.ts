@@ -5,8 +5,6 @@
  * everything it does not take goes to Fastify before any work, body replayed and plan
  * counted once.
  */
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { createLocalJWKSet, decodeJwt, type JSONWebKeySet, jwtVerify } from 'jose';
 import { generateSync } from 'otplib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -16,6 +14,8 @@ import type { DialectName } from '../src/storage/index.js';
 import {
   DIALECTS,
   email,
+  type FastPathServer,
+  fastPathServer,
   HAVE_REDIS,
   json,
   postJson,
@@ -39,9 +39,7 @@ for (const dialect of DIALECTS) {
 describe.each(MODES)('sign-in fast path on $name', ({ dialect, env }) => {
   let app: TestApp;
   let t: TestTenant;
-  let server: Server;
-  let url: string;
-  const taken = { fast: 0, before: 0, after: 0 };
+  let server: FastPathServer;
 
   const headersOf = (tenant: TestTenant, more: Record<string, string> = {}) => ({
     authorization: `Bearer ${tenant.secretKey}`,
@@ -66,45 +64,22 @@ describe.each(MODES)('sign-in fast path on $name', ({ dialect, env }) => {
     });
     t = await app.tenant();
     // The real fast path over the real Fastify router, counting who answered.
-    const fast = signInFastPath(app.ctx, {
-      fallback: (request, response) => {
-        taken.after += 1;
-        app.app.routing(request, response);
-      },
-      enabled: () => true,
-      observe: () => {
-        taken.fast += 1;
-      },
-      log: app.app.log,
-    });
-    server = createServer((request, response) => {
-      if (fast(request, response)) return;
-      taken.before += 1;
-      app.app.routing(request, response);
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}${PATH}`;
+    server = await fastPathServer(app, PATH, (hooks) =>
+      signInFastPath(app.ctx, { ...hooks, log: app.app.log }),
+    );
     // The key in memory: its first use goes the long way.
     await signedUp();
-    await fetch(url, { method: 'POST', headers: headersOf(t), body: '{}' });
+    await server.send('{}', headersOf(t));
   });
   afterAll(async () => {
-    await new Promise((resolve) => server.close(resolve));
+    await server.close();
     await app.dispose();
   });
 
   async function send(body: string, headers: Record<string, string> = headersOf(t)) {
-    const before = { ...taken };
-    const res = await fetch(url, { method: 'POST', headers, body });
-    const text = await res.text();
-    return {
-      status: res.status,
-      headers: res.headers,
-      body: res.headers.get('content-type')?.includes('json') ? JSON.parse(text) : text,
-      fast: taken.fast - before.fast,
-      before: taken.before - before.before,
-      after: taken.after - before.after,
-    };
+    const answer = await server.send(body, headers);
+    const isJson = answer.headers.get('content-type')?.includes('json');
+    return { ...answer, body: isJson ? JSON.parse(answer.text) : answer.text };
   }
   const signIn = (address: string, password = PASSWORD, headers?: Record<string, string>) =>
     send(JSON.stringify({ email: address, password }), headers);
@@ -336,23 +311,9 @@ describe('sign-in fast path behind a trusted proxy', () => {
     const app = await startApp('sqlite', { env: { TRUST_PROXY: 'true' } });
     try {
       const t = await app.tenant();
-      let fast = 0;
-      let before = 0;
-      const path = signInFastPath(app.ctx, {
-        fallback: (request, response) => app.app.routing(request, response),
-        enabled: () => true,
-        observe: () => {
-          fast += 1;
-        },
-        log: app.app.log,
-      });
-      const server = createServer((request, response) => {
-        if (path(request, response)) return;
-        before += 1;
-        app.app.routing(request, response);
-      });
-      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}${PATH}`;
+      const server = await fastPathServer(app, PATH, (hooks) =>
+        signInFastPath(app.ctx, { ...hooks, log: app.app.log }),
+      );
       const address = email('proxied');
       await postJson(app, '/v1/auth/sign-up', t.secretKey, { email: address, password: PASSWORD });
       const headers = {
@@ -362,18 +323,21 @@ describe('sign-in fast path behind a trusted proxy', () => {
       };
       const body = JSON.stringify({ email: address, password: PASSWORD });
       // Twice: the first brings the key into memory.
-      await fetch(url, { method: 'POST', headers, body });
-      const res = await fetch(url, { method: 'POST', headers, body });
-      expect(res.status).toBe(200);
-      expect([fast, before]).toEqual([0, 2]);
-      const { sessionId } = await json(res);
+      const first = await server.send(body, headers);
+      const second = await server.send(body, headers);
+      expect(second.status).toBe(200);
+      expect([first, second].map((a) => [a.fast, a.before])).toEqual([
+        [0, 1],
+        [0, 1],
+      ]);
+      const { sessionId } = JSON.parse(second.text);
       const row = await app.ctx.database.db
         .selectFrom('sessions')
         .select('ip')
         .where('id', '=', sessionId)
         .executeTakeFirstOrThrow();
       expect(row.ip).toBe('192.0.2.44');
-      await new Promise((resolve) => server.close(resolve));
+      await server.close();
     } finally {
       await app.dispose();
     }

@@ -5,6 +5,7 @@
  */
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import net, { type AddressInfo, type BoundSocket, type ListenOptions } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,6 +17,7 @@ import pg from 'pg';
 import { type App, type BuildOptions, buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config/config.js';
 import type { Environment, Plan } from '../src/config/defaults.js';
+import type { FastPath } from '../src/http/fast-path.js';
 import type { Scope } from '../src/modules/keys/index.js';
 import { provisionTenant } from '../src/modules/provisioning/index.js';
 import type { Tenant } from '../src/modules/tenants/index.js';
@@ -367,4 +369,79 @@ export function watchQueries(db: Kysely<Schema>, seen: (kind: string) => void): 
     },
     transformResult: async (args) => args.result,
   });
+}
+
+/** What a fast path is built with in `fastPathServer`: app.ts hands it the same three. */
+export interface FastPathHooks {
+  /** Fastify's router: where the fast path hands a request over after it read the body. */
+  fallback: (request: IncomingMessage, response: ServerResponse) => void;
+  enabled: () => boolean;
+  /** Called for each answer the fast path writes itself. */
+  observe: () => void;
+}
+
+/** An answer over HTTP, with who gave it: the fast path, or Fastify before or after it. */
+export interface FastPathAnswer {
+  status: number;
+  headers: Headers;
+  text: string;
+  /** The fast path answered. */
+  fast: number;
+  /** Fastify answered a request the fast path did not take. */
+  before: number;
+  /** Fastify answered a request the fast path handed over after reading it. */
+  after: number;
+}
+
+export interface FastPathServer {
+  url: string;
+  /** POSTs `body` to `path` and says who answered. */
+  send(body: string, headers: Record<string, string>): Promise<FastPathAnswer>;
+  close(): Promise<void>;
+}
+
+/**
+ * A real fast path (`make`) in front of the app's real Fastify router, over HTTP on
+ * loopback, as app.ts puts them together, counting who answered each request.
+ */
+export async function fastPathServer(
+  app: TestApp,
+  path: string,
+  make: (hooks: FastPathHooks) => FastPath,
+): Promise<FastPathServer> {
+  const taken = { fast: 0, before: 0, after: 0 };
+  const fast = make({
+    fallback: (request, response) => {
+      taken.after += 1;
+      app.app.routing(request, response);
+    },
+    enabled: () => true,
+    observe: () => {
+      taken.fast += 1;
+    },
+  });
+  const server = createServer((request, response) => {
+    if (fast(request, response)) return;
+    taken.before += 1;
+    app.app.routing(request, response);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}${path}`;
+  return {
+    url,
+    async send(body, headers) {
+      const before = { ...taken };
+      const res = await fetch(url, { method: 'POST', headers, body });
+      return {
+        status: res.status,
+        headers: res.headers,
+        text: await res.text(),
+        fast: taken.fast - before.fast,
+        before: taken.before - before.before,
+        after: taken.after - before.after,
+      };
+    },
+    close: () =>
+      new Promise<void>((resolve, reject) => server.close((e) => (e ? reject(e) : resolve()))),
+  };
 }
