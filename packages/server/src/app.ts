@@ -287,17 +287,18 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     reply.headers(DEFAULT_HEADERS);
     // The request's span is named by its route (docs/design.md §7.1), known once routed.
     if (tracer) setRoute(reply.raw, request.routeOptions.url);
-    // A refusal a fast path already reached (its failure counted, its challenge made) is
-    // answered as it is: asked again elsewhere, it would count twice.
-    if (closing && !settledBy(request.raw)) {
+    if (closing) {
       connections?.lastAnswer(reply.raw);
-      sendProblem(
-        reply,
-        new LatchkeyError('service_unavailable', 'The server is shutting down; try again'),
-      );
-      return;
+      // A refusal a fast path already reached (its failure counted, its challenge made) is
+      // answered as it is: asked again elsewhere, it would count twice.
+      if (!settledBy(request.raw)) {
+        sendProblem(
+          reply,
+          new LatchkeyError('service_unavailable', 'The server is shutting down; try again'),
+        );
+        return;
+      }
     }
-    if (closing) connections?.lastAnswer(reply.raw);
     if (request.url.includes('%') && /%00/i.test(request.url))
       return done(new LatchkeyError('invalid_request', 'The URL contains a NUL character'));
     done();
