@@ -51,6 +51,24 @@ describe('access token verification (node:crypto)', () => {
     expect(check(byJose)).toMatchObject({ sub: 'user', exp: NOW + 600 });
   });
 
+  it('judges a header it has already passed the same way again, and per algorithm', () => {
+    const token = jws(HEADER, CLAIMS);
+    expect(parseAccessToken(token, 'RS256')?.kid).toBe('k1');
+    // The same header text, now kept: another algorithm still refuses it.
+    expect(parseAccessToken(token, 'ES256')).toBeUndefined();
+    expect(parseAccessToken(token, 'RS256')?.kid).toBe('k1');
+    // More headers than are kept: each is still read right, the first included.
+    for (let i = 0; i < 1100; i++)
+      expect(parseAccessToken(`${b64({ ...HEADER, kid: `k${i}` })}.e30.c2ln`, 'RS256')?.kid).toBe(
+        `k${i}`,
+      );
+    expect(check(token)).toEqual(CLAIMS);
+    // A refused header is refused every time.
+    const crit = jws({ ...HEADER, crit: ['b64'] }, CLAIMS);
+    expect(parseAccessToken(crit, 'RS256')).toBeUndefined();
+    expect(parseAccessToken(crit, 'RS256')).toBeUndefined();
+  });
+
   it('is active until the second of exp and not after; nbf is honoured', () => {
     const token = jws(HEADER, CLAIMS);
     expect(check(token, publicKey, NOW + 599)).toBeDefined();

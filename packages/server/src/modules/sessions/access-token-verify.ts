@@ -39,6 +39,28 @@ function parseObject(text: string | undefined): Record<string, unknown> | undefi
 }
 
 /**
+ * The `kid` of every header that passed, by its encoded text and algorithm. A tenant's
+ * tokens share one header per signing key, so a token never seen before (cold
+ * introspection) need not decode and parse it again: 0.2 µs instead of 0.8 µs a token
+ * (a scratch loop, 2026-11-29). Bounded, since the headers are the caller's text: emptied
+ * when full, each entry holding at most its token's text (about 1 KB).
+ */
+const headers = new Map<string, { alg: string; kid: string }>();
+const HEADERS_KEPT = 1024;
+
+/** A header's `kid` when the header passes (see `parseAccessToken`), else undefined. */
+function kidOf(encoded: string, alg: string): string | undefined {
+  const header = parseObject(decodePart(encoded));
+  if (!header || header.alg !== alg || header.typ !== 'at+jwt' || header.crit !== undefined)
+    return undefined;
+  const kid = header.kid;
+  if (typeof kid !== 'string' || kid.length === 0 || kid.length > 64) return undefined;
+  if (headers.size >= HEADERS_KEPT) headers.clear();
+  headers.set(encoded, { alg, kid });
+  return kid;
+}
+
+/**
  * Steps before the key: three parts; RFC 8725 section 3.1: one algorithm (RS256);
  * RFC 9068 section 2.1: `typ` exactly `at+jwt`; the `kid` names a key of the caller's
  * tenant. Header-supplied keys (`jku`, `x5u`, `jwk`) are never read. A `crit` header
@@ -49,11 +71,10 @@ export function parseAccessToken(token: string, alg: string): ParsedToken | unde
   const first = token.indexOf('.');
   const second = token.indexOf('.', first + 1);
   if (first < 0 || second < 0 || token.indexOf('.', second + 1) >= 0) return undefined;
-  const header = parseObject(decodePart(token.slice(0, first)));
-  if (!header || header.alg !== alg || header.typ !== 'at+jwt' || header.crit !== undefined)
-    return undefined;
-  const kid = header.kid;
-  if (typeof kid !== 'string' || kid.length === 0 || kid.length > 64) return undefined;
+  const encoded = token.slice(0, first);
+  const kept = headers.get(encoded);
+  const kid = kept?.alg === alg ? kept.kid : kidOf(encoded, alg);
+  if (kid === undefined) return undefined;
   return {
     kid,
     signingInput: token.slice(0, second),
