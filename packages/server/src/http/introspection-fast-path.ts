@@ -50,10 +50,11 @@ const MAX_BODY = defaults.maxTokenLength + 256;
  * turn in its turn. Netty's FlushConsolidationHandler does the same for the same reason.
  * Measured under ten connections: about 40 % more warm introspections per CPU-second when
  * one turn's answers were first held. Holding them through the next turn too, so that the
- * requests which arrived while this turn worked are answered in the same burst, took warm
- * introspection from 0.72 to 0.76 of bare node:http to 0.79, and cold from 0.86 to 0.92 of
- * its ceiling to 0.94 to 0.95, with p99.9 at half load unchanged (bench/README.md, the
- * performance bar of 2026-11-30). Writing each answer at once read 0.77 cold.
+ * requests which arrived while this turn worked are answered in the same burst: cold
+ * introspection 0.94 of its ceiling (median of four runs) against 0.885 before, warm 0.79
+ * of bare node:http against 0.75, p99.9 at half load unchanged; it won three of four
+ * alternated pairs (bench/README.md, the performance bar of 2026-11-30). Writing each
+ * answer at once read 0.77 cold.
  */
 const HOLD_AT_MOST = 16;
 type Held = [ServerResponse, Decision, Introspection, number];
