@@ -17,6 +17,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { shownAtLeast } from './lib.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const MAIN = join(ROOT, 'packages/server/dist/latchkey.mjs');
@@ -373,9 +374,9 @@ try {
       console.log(
         `  import_${name}_${k.replace(/^import_/, '')}: ${Array.isArray(v) ? v.join(', ') : v}`,
       );
-    const ratio = figures['import/bulk'];
+    const ratio = rate / bulk;
     console.log(
-      `import_${name}_import/bulk=${ratio} (${ROWS} rows, ${ROUNDS} rounds pooled; goal >= 0.5) ${ratio >= 0.5 ? 'PASS' : 'FAIL'}`,
+      `import_${name}_import/bulk=${shownAtLeast(ratio, 0.5)} (${ROWS} rows, ${ROUNDS} rounds pooled; goal >= 0.5) ${ratio >= 0.5 ? 'PASS' : 'FAIL'}`,
     );
     console.log(
       `import_${name}_peak_rss_mb=${peakMb} (${ROWS} rows, the highest of ${ROUNDS} rounds; goal < 200 at 1,000,000) ${peakMb < 200 ? 'PASS' : 'FAIL'}`,

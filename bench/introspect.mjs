@@ -15,7 +15,7 @@ import os from 'node:os';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import { median, pinLoadToCpu1 } from './lib.mjs';
+import { median, pinLoadToCpu1, shownAtLeast, shownBelow } from './lib.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const MAIN = join(ROOT, 'packages/server/dist/latchkey.mjs');
@@ -391,7 +391,9 @@ async function main() {
     const key = s.name.replace(/\W+/g, '_');
     const warm = s.warmRatio;
     const cold = s.coldRatio;
-    console.log(`introspect_${key}_warm/bare=${warm.toFixed(2)} (goal >= 0.70) ${ok(warm >= 0.7)}`);
+    console.log(
+      `introspect_${key}_warm/bare=${shownAtLeast(warm, 0.7)} (goal >= 0.70) ${ok(warm >= 0.7)}`,
+    );
     // Where even the bare endpoint misses the goal at that rate, no server can meet it on
     // this machine: then within 1 ms of the bare endpoint's own p99.9 is the goal proposed.
     const p999 = s.halfP999;
@@ -403,10 +405,10 @@ async function main() {
           ? `NOT MET, out of reach here: bare node:http at the same rate ${floor.toFixed(2)} ms; within 1 ms of it ${p999 <= floor + 1 ? 'MET' : 'NOT MET'}`
           : 'FAIL';
     console.log(
-      `introspect_${key}_p99.9_at_half_peak_ms=${p999.toFixed(2)} (exact p99 ${s.halfP99.toFixed(2)}, at ${s.halfRate} req/s; bare node:http at that rate p99.9 ${floor.toFixed(2)}; goal < ${P999_GOAL_MS}) ${verdict}`,
+      `introspect_${key}_p99.9_at_half_peak_ms=${shownBelow(p999, P999_GOAL_MS)} (exact p99 ${s.halfP99.toFixed(2)}, at ${s.halfRate} req/s; bare node:http at that rate p99.9 ${floor.toFixed(2)}; goal < ${P999_GOAL_MS}) ${verdict}`,
     );
     console.log(
-      `introspect_${key}_cold/bare_verify=${cold.toFixed(2)} (cold ${s.cold.toFixed(0)} req/s; bare node:http + one RS256 verify ${s.bareVerify.toFixed(0)} req/s, each of ${COLD} new tokens once; goal >= 0.90) ${ok(cold >= 0.9)}`,
+      `introspect_${key}_cold/bare_verify=${shownAtLeast(cold, 0.9)} (cold ${s.cold.toFixed(0)} req/s; bare node:http + one RS256 verify ${s.bareVerify.toFixed(0)} req/s, each of ${COLD} new tokens once; goal >= 0.90) ${ok(cold >= 0.9)}`,
     );
   }
   mkdirSync(dirname(RESULTS), { recursive: true });

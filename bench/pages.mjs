@@ -13,6 +13,7 @@ import os from 'node:os';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
+import { shownAtLeast } from './lib.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const MAIN = join(ROOT, 'packages/server/dist/latchkey.mjs');
@@ -160,7 +161,7 @@ async function main() {
     `pages_sign_in_bytes=${total} (HTML and headers, ${scripts} scripts; budget 30 KB) ${total <= 30 * 1024 ? 'PASS' : 'FAIL'}`,
   );
   console.log(
-    `pages_sdk/bare=${(sdk.rps / sdkBase.rps).toFixed(2)} (the script, brotli, beside bare node:http sending the same bytes; budget >= 0.50) ${sdk.rps / sdkBase.rps >= 0.5 ? 'PASS' : 'FAIL'}`,
+    `pages_sdk/bare=${shownAtLeast(sdk.rps / sdkBase.rps, 0.5)} (the script, brotli, beside bare node:http sending the same bytes; budget >= 0.50) ${sdk.rps / sdkBase.rps >= 0.5 ? 'PASS' : 'FAIL'}`,
   );
   mkdirSync(dirname(RESULTS), { recursive: true });
   writeFileSync(

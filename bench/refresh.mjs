@@ -9,7 +9,7 @@ import { createRequire } from 'node:module';
 import os from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { median, pinLoadToCpu1 } from './lib.mjs';
+import { median, pinLoadToCpu1, shownAtLeast } from './lib.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const MAIN = join(ROOT, 'packages/server/dist/latchkey.mjs');
@@ -362,7 +362,7 @@ async function main() {
   );
   for (const s of scenarios) {
     console.log(
-      `refresh_${s.name}/rs256_sign=${s.ratio.toFixed(2)} (${s.refreshesPerSecond.toFixed(0)} refreshes/s vs ${s.signsPerSecond.toFixed(0)} raw RS256 signs/s on the same core; server CPU ${s.serverCpuUsPerRefresh.toFixed(0)} us per refresh; goal >= ${GOAL}) ${s.ratio >= GOAL ? 'PASS' : 'FAIL'}`,
+      `refresh_${s.name}/rs256_sign=${shownAtLeast(s.ratio, GOAL)} (${s.refreshesPerSecond.toFixed(0)} refreshes/s vs ${s.signsPerSecond.toFixed(0)} raw RS256 signs/s on the same core; server CPU ${s.serverCpuUsPerRefresh.toFixed(0)} us per refresh; goal >= ${GOAL}) ${s.ratio >= GOAL ? 'PASS' : 'FAIL'}`,
     );
     console.log(
       `refresh_${s.name}/ceiling=${s.ceilingRatio.toFixed(2)} (the ceiling: bare node:http + one RS256 sign, ${s.ceilingPerSecond.toFixed(0)} req/s = ${(s.ceilingPerSecond / s.signsPerSecond).toFixed(2)} of raw signs; reported)`,

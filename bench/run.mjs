@@ -10,6 +10,7 @@ import os from 'node:os';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
+import { shownAtLeast } from './lib.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const MAIN = join(ROOT, 'packages/server/dist/latchkey.mjs');
@@ -336,6 +337,7 @@ async function main() {
       latencyMs: { p50: result.latency.p50, p99: result.latency.p99, max: result.latency.max },
       serverUvThreadpoolSize: serverPool || 'default (4)',
     },
+    ratio: signUps / raw,
     ratioPercent: round((signUps / raw) * 100),
     goalRatioPercent: 85,
     idleRssMb: round(idleRss),
@@ -368,7 +370,7 @@ async function main() {
   line('ratio sign-up / raw hash rate:', `${fmt(report.ratioPercent)} %   (goal >= 85 %)`);
   line('server idle RSS:', `${fmt(idleRss)} MB  (goal < 100 MB, issue 13)`);
   console.log(
-    `signup/raw_argon2=${fmt(report.ratioPercent / 100)} (goal >= 0.85) ${report.ratioPercent >= 85 ? 'PASS' : 'FAIL'}`,
+    `signup/raw_argon2=${shownAtLeast(report.ratio, 0.85)} (goal >= 0.85) ${report.ratio >= 0.85 ? 'PASS' : 'FAIL'}`,
   );
   const c = report.cpu.duringLoadPercentOfOneCore;
   console.log('\ndetails:');
