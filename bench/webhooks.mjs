@@ -382,7 +382,8 @@ function summarize(name, amount, runs) {
     connections: CONNECTIONS,
     signUpsPerSecondNoEndpoint: r1(none),
     signUpsPerSecondOneEndpoint: r1(one),
-    ratio: Number((one / none).toFixed(4)),
+    // Unrounded: the outbox cost's verdict is judged on it.
+    ratio: one / none,
     outboxCostPercent: r1((1 - one / none) * 100),
     roundRatios: roundRatios.map((r) => Number(r.toFixed(4))),
     medianRoundCostPercent: r1((1 - median(roundRatios)) * 100),
@@ -397,7 +398,8 @@ function summarize(name, amount, runs) {
       one: r1(avg(of('one'), 'serverLibuvMsPerSignUp')),
     },
     deliveries: of('one').reduce((a, r) => a + r.deliveries, 0),
-    lagMs: { p50: r1(percentile(lags, 50)), p99: r1(percentile(lags, 99)), max: r1(lags.at(-1)) },
+    // p99 unrounded: its verdict is judged on it.
+    lagMs: { p50: r1(percentile(lags, 50)), p99: percentile(lags, 99), max: r1(lags.at(-1)) },
     lagFromEventTimestampMs: {
       p50: r1(percentile(lagsTs, 50)),
       p99: r1(percentile(lagsTs, 99)),
@@ -476,7 +478,7 @@ try {
     );
     console.log(`${k}_server_cpu_cost=${s.serverCpuCostPercent} % per sign-up`);
     console.log(
-      `${k}_lag_p99_ms=${s.lagMs.p99} (p50 ${s.lagMs.p50}, max ${s.lagMs.max}; from the event's timestamp: p50 ${s.lagFromEventTimestampMs.p50}, p99 ${s.lagFromEventTimestampMs.p99}) (goal < ${GOAL_LAG_P99_MS}) ${verdict(s.lagMs.p99 < GOAL_LAG_P99_MS)}`,
+      `${k}_lag_p99_ms=${shownBelow(s.lagMs.p99, GOAL_LAG_P99_MS, 1)} (p50 ${s.lagMs.p50}, max ${s.lagMs.max}; from the event's timestamp: p50 ${s.lagFromEventTimestampMs.p50}, p99 ${s.lagFromEventTimestampMs.p99}) (goal < ${GOAL_LAG_P99_MS}) ${verdict(s.lagMs.p99 < GOAL_LAG_P99_MS)}`,
     );
     if (s.otherProcessesPercentOfOneCore > NOISE_LIMIT)
       console.log(
