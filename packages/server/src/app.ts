@@ -202,6 +202,12 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       : database.dataVersion
         ? sqliteBus(database.dataVersion)
         : localBus({ cache: false });
+  if (!redis && !database.dataVersion)
+    app.log.warn(
+      'PostgreSQL without REDIS_URL: nothing is cached (no instance could hear another ' +
+        "instance's changes), so every introspection reads the database; set REDIS_URL, " +
+        'even for one instance',
+    );
   const signingKeys = new SigningKeys(database.db, box, bus);
   const sessions = new Sessions({
     db: database.db,

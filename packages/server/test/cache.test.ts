@@ -108,3 +108,32 @@ describe.each(CACHING)('caches on %s', (dialect) => {
     await afterOtherProcess(async () => (await res()).status === 401);
   });
 });
+
+// An operator on PostgreSQL without REDIS_URL gets no caches at all (about a twentieth of
+// the introspections a core answers with them): the start says so, once, and why.
+describe.each(DIALECTS.filter((dialect) => dialect === 'postgres'))(
+  'caches off on %s without Redis',
+  (dialect) => {
+    const NOTICE = /nothing is cached.*set REDIS_URL/;
+
+    it('says at start that nothing is cached, and to set REDIS_URL', async () => {
+      const app = await startApp(dialect);
+      try {
+        const warnings = app.logs.lines.filter((line) => NOTICE.test(line));
+        expect(warnings).toHaveLength(1);
+        expect(JSON.parse(warnings[0] as string).level).toBe(40);
+      } finally {
+        await app.dispose();
+      }
+    });
+
+    it.runIf(HAVE_REDIS)('says nothing of it with Redis', async () => {
+      const app = await startApp(dialect, { env: { REDIS_URL } });
+      try {
+        expect(app.logs.text()).not.toMatch(NOTICE);
+      } finally {
+        await app.dispose();
+      }
+    });
+  },
+);
