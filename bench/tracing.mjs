@@ -23,7 +23,7 @@ import os from 'node:os';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import { shownAtLeast } from './lib.mjs';
+import { shownAtLeast, shownBelow } from './lib.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const SERVER = join(ROOT, 'packages/server');
@@ -399,7 +399,7 @@ async function main() {
         ? 'NOT MET'
         : `INCONCLUSIVE (CPU ${shownAtLeast(offCpuRatio, 0.97)}, throughput ${shownAtLeast(offRatio, 0.97)}, load average ${os.loadavg()[0].toFixed(1)}: rerun on a quiet machine)`;
   console.log(
-    `verdict tracing off costs nothing${SAME ? ' (CALIBRATION: the same bundle on both sides)' : ''}: ${verdict} (warm introspection with tracing off over the same build with no tracing code, medians of ${ROUNDS} servers each, >= 0.97 asked: server CPU per request ${shownAtLeast(offCpuRatio, 0.97)} (${cpuMedian.off.toFixed(1)} vs ${cpuMedian.none.toFixed(1)} us), throughput ${shownAtLeast(offRatio, 0.97)} (${rps.off.toFixed(0)} vs ${rps.none.toFixed(0)} req/s); idle RSS ${(rss.off - rss.none).toFixed(1)} MB more, goal < 2 MB)`,
+    `verdict tracing off costs nothing${SAME ? ' (CALIBRATION: the same bundle on both sides)' : ''}: ${verdict} (warm introspection with tracing off over the same build with no tracing code, medians of ${ROUNDS} servers each, >= 0.97 asked: server CPU per request ${shownAtLeast(offCpuRatio, 0.97)} (${cpuMedian.off.toFixed(1)} vs ${cpuMedian.none.toFixed(1)} us), throughput ${shownAtLeast(offRatio, 0.97)} (${rps.off.toFixed(0)} vs ${rps.none.toFixed(0)} req/s); idle RSS ${shownBelow(rss.off - rss.none, 2, 1)} MB more, goal < 2 MB)`,
   );
   mkdirSync(OUT, { recursive: true });
   writeFileSync(
